@@ -1,0 +1,16 @@
+# -Wall -Wextra -Werror on the project's own targets (host and device code)
+function(marg_set_warnings target)
+  target_compile_features(${target} PUBLIC cxx_std_20)
+  target_compile_options(${target} PRIVATE
+    $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Werror>
+    $<$<COMPILE_LANGUAGE:C>:-Wall -Wextra -Werror>
+    $<$<COMPILE_LANGUAGE:CUDA>:-Werror=all-warnings -Xcompiler=-Wall,-Wextra,-Werror>)
+  if(MARG_NATIVE)
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-march=native>)
+  else()
+    # AVX2 + FMA: runs on this machine kind and on the GPU hosts
+    target_compile_options(${target} PRIVATE
+      $<$<COMPILE_LANGUAGE:CXX>:-march=x86-64-v3>
+      $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-march=x86-64-v3>)
+  endif()
+endfunction()

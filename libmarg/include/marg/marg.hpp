@@ -1,0 +1,8 @@
+/// @file marg.hpp
+/// @brief Umbrella header of libmarg: everything in namespace marg.
+#pragma once
+
+#include <marg/numeric/backend.hpp>
+#include <marg/numeric/convolve.hpp>
+#include <marg/numeric/error.hpp>
+#include <marg/numeric/stream.hpp>

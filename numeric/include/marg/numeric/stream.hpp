@@ -1,0 +1,26 @@
+/// @file stream.hpp
+/// @brief A non-owning view of a CUDA stream, usable without CUDA headers.
+#pragma once
+
+namespace marg {
+
+/// A non-owning handle of a CUDA stream. Default-constructed, it names the
+/// calling host thread's own libmarg stream. Construct it from a
+/// `cudaStream_t` with `marg::stream_view{static_cast<void*>(s)}`.
+/// The CPU backend ignores it (CPU calls complete before returning).
+class stream_view {
+ public:
+  /// The calling thread's default libmarg stream.
+  constexpr stream_view() noexcept = default;
+  /// @param handle a `cudaStream_t` cast to `void*`; nullptr means the default
+  constexpr explicit stream_view(void* handle) noexcept : handle_(handle) {}
+  /// @return the `cudaStream_t` as `void*`, or nullptr for the default
+  constexpr void* handle() const noexcept { return handle_; }
+  /// @return true for the calling thread's default stream
+  constexpr bool is_default() const noexcept { return handle_ == nullptr; }
+
+ private:
+  void* handle_ = nullptr;
+};
+
+}  // namespace marg

@@ -1,0 +1,88 @@
+#include <marg/numeric/backend.hpp>
+#include <marg/numeric/error.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <thread>
+
+#include "detail/banded.hpp"
+
+namespace marg {
+namespace {
+
+std::atomic<backend> requested{backend::automatic};
+
+int initial_cpu_threads() {
+  if (const char* env = std::getenv("MARG_NUM_THREADS")) {
+    const int t = std::atoi(env);
+    if (t >= 1) return t;
+  }
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+std::atomic<int>& threads_setting() {
+  static std::atomic<int> threads{initial_cpu_threads()};
+  return threads;
+}
+
+}  // namespace
+
+bool cuda_compiled() noexcept {
+#ifdef MARG_WITH_CUDA
+  return true;
+#else
+  return false;
+#endif
+}
+
+int device_count() {
+#ifdef MARG_WITH_CUDA
+  // probed once: no driver or no GPU counts as zero devices
+  static const int count = detail::cuda::device_count();
+  return count;
+#else
+  return 0;
+#endif
+}
+
+void set_backend(backend b) {
+  MARG_EXPECTS(b == backend::automatic || b == backend::cpu || b == backend::cuda,
+               detail::bad_argument("marg::set_backend", "b", static_cast<std::int64_t>(b),
+                                    "automatic, cpu or cuda"));
+  if (b == backend::cuda) {
+    MARG_EXPECTS(cuda_compiled(),
+                 std::string("marg::set_backend: b = cuda, but this build has no CUDA backend"));
+    MARG_EXPECTS(device_count() > 0,
+                 std::string("marg::set_backend: b = cuda, but no usable CUDA device was found"));
+  }
+  requested.store(b);
+}
+
+backend requested_backend() {
+  return requested.load();
+}
+
+backend current_backend() {
+  switch (requested.load()) {
+    case backend::cpu:
+      return backend::cpu;
+    case backend::cuda:
+      return backend::cuda;
+    case backend::automatic:
+      break;
+  }
+  return device_count() > 0 ? backend::cuda : backend::cpu;
+}
+
+void set_cpu_threads(int threads) {
+  MARG_EXPECTS(threads >= 1,
+               detail::bad_argument("marg::set_cpu_threads", "threads", threads, ">= 1"));
+  threads_setting().store(threads);
+}
+
+int cpu_threads() noexcept {
+  return threads_setting().load();
+}
+
+}  // namespace marg
