@@ -6,3 +6,5 @@
 #include <marg/numeric/convolve.hpp>
 #include <marg/numeric/error.hpp>
 #include <marg/numeric/stream.hpp>
+#include <marg/numeric/array.hpp>
+#include <marg/numeric/pool.hpp>

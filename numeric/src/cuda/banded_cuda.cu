@@ -1,36 +1,15 @@
-// CUDA backend entry: stages host operands, launches the kernels on the
-// caller's stream. Placeholder kernels (thread per output) until the tuned
-// variants land; see bench/ for the published progression.
+// CUDA backend entry: resolves the stream, stages operands that kernels
+// cannot read, hands device-readable pointers to launch_banded.
 #include <algorithm>
 #include <cstdint>
 #include <memory>
 
 #include "../detail/banded.hpp"
 #include "cuda_check.hpp"
+#include "launch.hpp"
 
 namespace marg::detail::cuda {
 namespace {
-
-template <class T>
-__global__ void kernel_banded_naive(banded_args<T> x, std::int64_t len_out) {
-  const std::int64_t total = len_out * x.batch;
-  for (std::int64_t t = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; t < total;
-       t += std::int64_t{gridDim.x} * blockDim.x) {
-    const std::int64_t i = t / len_out, j = t % len_out;
-    const T* a = x.a + i * x.stride_a;
-    const T* b = x.b + i * x.stride_b;
-    T s = 0;
-    if (x.op == banded_op::convolve) {
-      const std::int64_t lo = j - (x.n - 1) > 0 ? j - (x.n - 1) : 0;
-      const std::int64_t hi = j < x.m - 1 ? j : x.m - 1;
-      for (std::int64_t k = lo; k <= hi; ++k) s += a[k * x.inc_a] * b[(j - k) * x.inc_b];
-    } else {
-      const std::int64_t lb = x.op == banded_op::grad_p ? x.n : x.m;
-      for (std::int64_t k = 0; k < lb; ++k) s += b[k * x.inc_b] * a[(j + k) * x.inc_a];
-    }
-    x.out[i * x.stride_out + j * x.inc_out] = s;
-  }
-}
 
 // true when a kernel can dereference p (device or managed memory)
 bool device_accessible(const void* p) {
@@ -85,12 +64,7 @@ void run(const banded_args<T>& args, stream_view sv) {
                                      stream);
     x.out = so->ptr;
   }
-  const std::int64_t total = len.out * x.batch;
-  const int threads = 256;
-  const int blocks =
-      static_cast<int>(std::min<std::int64_t>((total + threads - 1) / threads, 65535));
-  kernel_banded_naive<T><<<blocks, threads, 0, stream>>>(x, len.out);
-  MARG_CHECK_LAUNCH(stream);
+  launch_banded(x, stream);
   if (host_out != nullptr) {
     MARG_CUDA_TRY(cudaMemcpyAsync(host_out, so->ptr, so->bytes, cudaMemcpyDeviceToHost, stream));
     // the caller reads host memory right after return
