@@ -1,0 +1,225 @@
+/**
+ * @file marg.h
+ * @brief The C API of libmarg (C99; no C++ types cross it).
+ *
+ * Every function returns a marg_status; on failure
+ * marg_last_error_message() gives the reason (thread-local, valid until the
+ * next failing call on the same thread). Nothing throws across this boundary.
+ * Streams are `cudaStream_t` values passed as `void*`; NULL means the calling
+ * thread's libmarg stream (ignored by the CPU backend).
+ */
+#ifndef MARG_MARG_H
+#define MARG_MARG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Status codes of the C API. */
+typedef enum marg_status {
+  MARG_SUCCESS = 0,                /**< the call did what it was asked */
+  MARG_ERROR_INVALID_ARGUMENT = 1, /**< bad input; nothing was written */
+  MARG_ERROR_OUT_OF_MEMORY = 2,    /**< the pool or the system ran out of memory */
+  MARG_ERROR_CUDA = 3,             /**< the CUDA runtime reported a failure */
+  MARG_ERROR_INTERNAL = 4          /**< any other failure (a bug: please report it) */
+} marg_status;
+
+/** Compute backends (see marg::backend). */
+typedef enum marg_backend {
+  MARG_BACKEND_AUTOMATIC = 0, /**< CUDA when usable, else CPU */
+  MARG_BACKEND_CPU = 1,       /**< Eigen block-Toeplitz path on host threads */
+  MARG_BACKEND_CUDA = 2       /**< CUDA kernels */
+} marg_backend;
+
+/**
+ * @param status a status code
+ * @return a static, human-readable name of the code
+ */
+const char* marg_status_string(marg_status status);
+
+/** @return the message of the last failing call on this thread ("" if none) */
+const char* marg_last_error_message(void);
+
+/** @return the library version, "major.minor.patch" */
+const char* marg_version(void);
+
+/**
+ * Selects the backend for later calls (process-wide).
+ * @param backend the backend
+ * @return MARG_SUCCESS, or MARG_ERROR_INVALID_ARGUMENT when CUDA is unusable
+ */
+marg_status marg_set_backend(marg_backend backend);
+
+/**
+ * @param backend receives the backend the next call runs on (CPU or CUDA)
+ * @return MARG_SUCCESS, or MARG_ERROR_INVALID_ARGUMENT for a null pointer
+ */
+marg_status marg_get_backend(marg_backend* backend);
+
+/**
+ * @param count receives the number of usable CUDA devices (0 without GPU)
+ * @return MARG_SUCCESS, or MARG_ERROR_INVALID_ARGUMENT for a null pointer
+ */
+marg_status marg_device_count(int* count);
+
+/**
+ * Sets the cap of the memory pool.
+ * @param bytes the new cap (>= 1)
+ * @return MARG_SUCCESS or MARG_ERROR_INVALID_ARGUMENT
+ */
+marg_status marg_set_pool_limit(size_t bytes);
+
+/**
+ * Reads the pool counters.
+ * @param in_use receives bytes allocated and not freed (may be NULL)
+ * @param reserved receives bytes obtained from the system (may be NULL)
+ * @param limit receives the cap (may be NULL)
+ * @return MARG_SUCCESS
+ */
+marg_status marg_pool_stats(size_t* in_use, size_t* reserved, size_t* limit);
+
+/**
+ * r = p * q, the full convolution (m + n - 1 elements). See marg::convolve.
+ * @param m length of p
+ * @param n length of q
+ * @param p first operand
+ * @param incp stride of p
+ * @param q second operand
+ * @param incq stride of q
+ * @param r output
+ * @param incr stride of r
+ * @param stream a cudaStream_t or NULL
+ * @return a status code
+ */
+marg_status marg_convolve_f32(int m, int n, const float* p, int incp, const float* q, int incq,
+                              float* r, int incr, void* stream);
+/** Double-precision marg_convolve_f32. @copydetails marg_convolve_f32 */
+marg_status marg_convolve_f64(int m, int n, const double* p, int incp, const double* q, int incq,
+                              double* r, int incr, void* stream);
+
+/**
+ * gp = band(q, m)^T g, the gradient with respect to p. See marg::convolve_grad_p.
+ * @param m length of p and gp
+ * @param n length of q
+ * @param g gradient with respect to r (m + n - 1 elements)
+ * @param incg stride of g
+ * @param q second operand
+ * @param incq stride of q
+ * @param gp output
+ * @param incgp stride of gp
+ * @param stream a cudaStream_t or NULL
+ * @return a status code
+ */
+marg_status marg_convolve_grad_p_f32(int m, int n, const float* g, int incg, const float* q,
+                                     int incq, float* gp, int incgp, void* stream);
+/** Double-precision marg_convolve_grad_p_f32. @copydetails marg_convolve_grad_p_f32 */
+marg_status marg_convolve_grad_p_f64(int m, int n, const double* g, int incg, const double* q,
+                                     int incq, double* gp, int incgp, void* stream);
+
+/**
+ * gq = band(p, n)^T g, the gradient with respect to q. See marg::convolve_grad_q.
+ * @param m length of p
+ * @param n length of q and gq
+ * @param g gradient with respect to r (m + n - 1 elements)
+ * @param incg stride of g
+ * @param p first operand
+ * @param incp stride of p
+ * @param gq output
+ * @param incgq stride of gq
+ * @param stream a cudaStream_t or NULL
+ * @return a status code
+ */
+marg_status marg_convolve_grad_q_f32(int m, int n, const float* g, int incg, const float* p,
+                                     int incp, float* gq, int incgq, void* stream);
+/** Double-precision marg_convolve_grad_q_f32. @copydetails marg_convolve_grad_q_f32 */
+marg_status marg_convolve_grad_q_f64(int m, int n, const double* g, int incg, const double* p,
+                                     int incp, double* gq, int incgq, void* stream);
+
+/**
+ * A batch of convolutions; problem b reads p + b*stridep, q + b*strideq and
+ * writes r + b*strider. See marg::convolve_batched.
+ * @param m length of each p
+ * @param n length of each q
+ * @param p first operands
+ * @param incp stride within one p
+ * @param stridep elements between consecutive p (0: shared)
+ * @param q second operands
+ * @param incq stride within one q
+ * @param strideq elements between consecutive q (0: shared)
+ * @param r outputs
+ * @param incr stride within one r
+ * @param strider elements between consecutive r
+ * @param batch number of problems
+ * @param stream a cudaStream_t or NULL
+ * @return a status code
+ */
+marg_status marg_convolve_batched_f32(int m, int n, const float* p, int incp, int64_t stridep,
+                                      const float* q, int incq, int64_t strideq, float* r,
+                                      int incr, int64_t strider, int batch, void* stream);
+/** Double-precision marg_convolve_batched_f32. @copydetails marg_convolve_batched_f32 */
+marg_status marg_convolve_batched_f64(int m, int n, const double* p, int incp, int64_t stridep,
+                                      const double* q, int incq, int64_t strideq, double* r,
+                                      int incr, int64_t strider, int batch, void* stream);
+
+/**
+ * A batch of gradients with respect to p. See marg::convolve_grad_p_batched.
+ * @param m length of each p
+ * @param n length of each q
+ * @param g gradients with respect to r
+ * @param incg stride within one g
+ * @param strideg elements between consecutive g
+ * @param q second operands
+ * @param incq stride within one q
+ * @param strideq elements between consecutive q (0: shared)
+ * @param gp outputs
+ * @param incgp stride within one gp
+ * @param stridegp elements between consecutive gp
+ * @param batch number of problems
+ * @param stream a cudaStream_t or NULL
+ * @return a status code
+ */
+marg_status marg_convolve_grad_p_batched_f32(int m, int n, const float* g, int incg,
+                                             int64_t strideg, const float* q, int incq,
+                                             int64_t strideq, float* gp, int incgp,
+                                             int64_t stridegp, int batch, void* stream);
+/** Double-precision marg_convolve_grad_p_batched_f32. @copydetails marg_convolve_grad_p_batched_f32 */
+marg_status marg_convolve_grad_p_batched_f64(int m, int n, const double* g, int incg,
+                                             int64_t strideg, const double* q, int incq,
+                                             int64_t strideq, double* gp, int incgp,
+                                             int64_t stridegp, int batch, void* stream);
+
+/**
+ * A batch of gradients with respect to q. See marg::convolve_grad_q_batched.
+ * @param m length of each p
+ * @param n length of each q
+ * @param g gradients with respect to r
+ * @param incg stride within one g
+ * @param strideg elements between consecutive g
+ * @param p first operands
+ * @param incp stride within one p
+ * @param stridep elements between consecutive p (0: shared)
+ * @param gq outputs
+ * @param incgq stride within one gq
+ * @param stridegq elements between consecutive gq
+ * @param batch number of problems
+ * @param stream a cudaStream_t or NULL
+ * @return a status code
+ */
+marg_status marg_convolve_grad_q_batched_f32(int m, int n, const float* g, int incg,
+                                             int64_t strideg, const float* p, int incp,
+                                             int64_t stridep, float* gq, int incgq,
+                                             int64_t stridegq, int batch, void* stream);
+/** Double-precision marg_convolve_grad_q_batched_f32. @copydetails marg_convolve_grad_q_batched_f32 */
+marg_status marg_convolve_grad_q_batched_f64(int m, int n, const double* g, int incg,
+                                             int64_t strideg, const double* p, int incp,
+                                             int64_t stridep, double* gq, int incgq,
+                                             int64_t stridegq, int batch, void* stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MARG_MARG_H */

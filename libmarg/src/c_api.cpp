@@ -1,0 +1,153 @@
+// The C API: each function forwards to the C++ API inside a guard that turns
+// exceptions into status codes and a thread-local message.
+#include <marg/marg.h>
+
+#include <marg/marg.hpp>
+
+#include <exception>
+#include <new>
+#include <string>
+
+namespace {
+
+thread_local std::string last_error;
+
+marg_status fail(marg_status status, const char* what) noexcept {
+  try {
+    last_error = what;
+  } catch (...) {
+    // keep the status even when the message cannot be stored
+  }
+  return status;
+}
+
+// runs fn; maps each libmarg exception to its status code
+template <class F>
+marg_status guarded(F&& fn) noexcept {
+  try {
+    fn();
+    return MARG_SUCCESS;
+  } catch (const std::invalid_argument& e) {
+    return fail(MARG_ERROR_INVALID_ARGUMENT, e.what());
+  } catch (const marg::out_of_memory& e) {
+    return fail(MARG_ERROR_OUT_OF_MEMORY, e.what());
+  } catch (const std::bad_alloc& e) {
+    return fail(MARG_ERROR_OUT_OF_MEMORY, e.what());
+  } catch (const marg::cuda_error& e) {
+    return fail(MARG_ERROR_CUDA, e.what());
+  } catch (const std::exception& e) {
+    return fail(MARG_ERROR_INTERNAL, e.what());
+  } catch (...) {
+    return fail(MARG_ERROR_INTERNAL, "unknown exception");
+  }
+}
+
+marg::stream_view view(void* stream) {
+  return marg::stream_view{stream};
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* marg_status_string(marg_status status) {
+  switch (status) {
+    case MARG_SUCCESS:
+      return "success";
+    case MARG_ERROR_INVALID_ARGUMENT:
+      return "invalid argument";
+    case MARG_ERROR_OUT_OF_MEMORY:
+      return "out of memory";
+    case MARG_ERROR_CUDA:
+      return "CUDA error";
+    case MARG_ERROR_INTERNAL:
+      return "internal error";
+  }
+  return "unknown status";
+}
+
+const char* marg_last_error_message(void) {
+  return last_error.c_str();
+}
+
+const char* marg_version(void) {
+  return MARG_VERSION_STRING;
+}
+
+marg_status marg_set_backend(marg_backend backend) {
+  return guarded([&] {
+    switch (backend) {
+      case MARG_BACKEND_AUTOMATIC:
+        marg::set_backend(marg::backend::automatic);
+        return;
+      case MARG_BACKEND_CPU:
+        marg::set_backend(marg::backend::cpu);
+        return;
+      case MARG_BACKEND_CUDA:
+        marg::set_backend(marg::backend::cuda);
+        return;
+    }
+    MARG_EXPECTS(false, marg::detail::bad_argument("marg_set_backend", "backend",
+                                                   static_cast<std::int64_t>(backend),
+                                                   "MARG_BACKEND_AUTOMATIC, _CPU or _CUDA"));
+  });
+}
+
+marg_status marg_get_backend(marg_backend* backend) {
+  return guarded([&] {
+    MARG_EXPECTS(backend != nullptr, std::string("marg_get_backend: backend is null"));
+    *backend =
+        marg::current_backend() == marg::backend::cuda ? MARG_BACKEND_CUDA : MARG_BACKEND_CPU;
+  });
+}
+
+marg_status marg_device_count(int* count) {
+  return guarded([&] {
+    MARG_EXPECTS(count != nullptr, std::string("marg_device_count: count is null"));
+    *count = marg::device_count();
+  });
+}
+
+marg_status marg_set_pool_limit(size_t bytes) {
+  return guarded([&] { marg::set_pool_limit(bytes); });
+}
+
+marg_status marg_pool_stats(size_t* in_use, size_t* reserved, size_t* limit) {
+  return guarded([&] {
+    const marg::pool_statistics s = marg::pool_stats();
+    if (in_use != nullptr) *in_use = s.bytes_in_use;
+    if (reserved != nullptr) *reserved = s.bytes_reserved;
+    if (limit != nullptr) *limit = s.limit;
+  });
+}
+
+// one C function per C++ entry point and precision
+#define MARG_C_SINGLE(cname, cxxname, T)                                                          \
+  marg_status cname(int m, int n, const T* x, int incx, const T* y, int incy, T* out, int incout, \
+                    void* stream) {                                                               \
+    return guarded([&] { marg::cxxname<T>(m, n, x, incx, y, incy, out, incout, view(stream)); }); \
+  }
+#define MARG_C_BATCHED(cname, cxxname, T)                                                       \
+  marg_status cname(int m, int n, const T* x, int incx, int64_t stridex, const T* y, int incy,  \
+                    int64_t stridey, T* out, int incout, int64_t strideout, int batch,          \
+                    void* stream) {                                                             \
+    return guarded([&] {                                                                        \
+      marg::cxxname<T>(m, n, x, incx, stridex, y, incy, stridey, out, incout, strideout, batch, \
+                       view(stream));                                                           \
+    });                                                                                         \
+  }
+
+MARG_C_SINGLE(marg_convolve_f32, convolve, float)
+MARG_C_SINGLE(marg_convolve_f64, convolve, double)
+MARG_C_SINGLE(marg_convolve_grad_p_f32, convolve_grad_p, float)
+MARG_C_SINGLE(marg_convolve_grad_p_f64, convolve_grad_p, double)
+MARG_C_SINGLE(marg_convolve_grad_q_f32, convolve_grad_q, float)
+MARG_C_SINGLE(marg_convolve_grad_q_f64, convolve_grad_q, double)
+MARG_C_BATCHED(marg_convolve_batched_f32, convolve_batched, float)
+MARG_C_BATCHED(marg_convolve_batched_f64, convolve_batched, double)
+MARG_C_BATCHED(marg_convolve_grad_p_batched_f32, convolve_grad_p_batched, float)
+MARG_C_BATCHED(marg_convolve_grad_p_batched_f64, convolve_grad_p_batched, double)
+MARG_C_BATCHED(marg_convolve_grad_q_batched_f32, convolve_grad_q_batched, float)
+MARG_C_BATCHED(marg_convolve_grad_q_batched_f64, convolve_grad_q_batched, double)
+
+}  // extern "C"

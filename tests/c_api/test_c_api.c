@@ -1,0 +1,219 @@
+/* Tests of the C API, compiled as C99: every function and every error path.
+ * References are plain long double loops. */
+#include <marg/marg.h>
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int passed = 0, failed = 0;
+
+#define CHECK(cond)                                                      \
+  do {                                                                   \
+    if (cond) {                                                          \
+      ++passed;                                                          \
+    } else {                                                             \
+      ++failed;                                                          \
+      fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); \
+    }                                                                    \
+  } while (0)
+
+static unsigned long long rng_state = 88172645463325252ULL;
+static double uniform(void) { /* xorshift64, in (0.01, 1) */
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return 0.01 + 0.99 * (double)(rng_state >> 11) / 9007199254740992.0;
+}
+
+static double rel(long double got, long double want) {
+  return (double)fabsl((got - want) / want);
+}
+
+/* forward and gradients of one (m, n) problem, double and float, strides 1 and 2 */
+static void check_problem(int m, int n, int inc) {
+  const int len = m + n - 1;
+  double *p = malloc(sizeof(double) * m * inc), *q = malloc(sizeof(double) * n * inc);
+  double *g = malloc(sizeof(double) * len * inc), *out = malloc(sizeof(double) * len * inc);
+  float *pf = malloc(sizeof(float) * m * inc), *qf = malloc(sizeof(float) * n * inc);
+  float *gf = malloc(sizeof(float) * len * inc), *outf = malloc(sizeof(float) * len * inc);
+  int i, j;
+  double worst = 0, worstf = 0;
+  for (i = 0; i < m * inc; ++i) pf[i] = (float)(p[i] = uniform());
+  for (i = 0; i < n * inc; ++i) qf[i] = (float)(q[i] = uniform());
+  for (i = 0; i < len * inc; ++i) gf[i] = (float)(g[i] = uniform());
+
+  CHECK(marg_convolve_f64(m, n, p, inc, q, inc, out, inc, NULL) == MARG_SUCCESS);
+  CHECK(marg_convolve_f32(m, n, pf, inc, qf, inc, outf, inc, NULL) == MARG_SUCCESS);
+  for (i = 0; i < len; ++i) {
+    long double s = 0, sf = 0;
+    for (j = 0; j < m; ++j)
+      if (i - j >= 0 && i - j < n) {
+        s += (long double)p[j * inc] * q[(i - j) * inc];
+        sf += (long double)pf[j * inc] * qf[(i - j) * inc];
+      }
+    if (rel(out[i * inc], s) > worst) worst = rel(out[i * inc], s);
+    if (rel(outf[i * inc], sf) > worstf) worstf = rel(outf[i * inc], sf);
+  }
+  CHECK(marg_convolve_grad_p_f64(m, n, g, inc, q, inc, out, inc, NULL) == MARG_SUCCESS);
+  CHECK(marg_convolve_grad_p_f32(m, n, gf, inc, qf, inc, outf, inc, NULL) == MARG_SUCCESS);
+  for (j = 0; j < m; ++j) {
+    long double s = 0, sf = 0;
+    for (i = 0; i < n; ++i) {
+      s += (long double)q[i * inc] * g[(j + i) * inc];
+      sf += (long double)qf[i * inc] * gf[(j + i) * inc];
+    }
+    if (rel(out[j * inc], s) > worst) worst = rel(out[j * inc], s);
+    if (rel(outf[j * inc], sf) > worstf) worstf = rel(outf[j * inc], sf);
+  }
+  CHECK(marg_convolve_grad_q_f64(m, n, g, inc, p, inc, out, inc, NULL) == MARG_SUCCESS);
+  CHECK(marg_convolve_grad_q_f32(m, n, gf, inc, pf, inc, outf, inc, NULL) == MARG_SUCCESS);
+  for (j = 0; j < n; ++j) {
+    long double s = 0, sf = 0;
+    for (i = 0; i < m; ++i) {
+      s += (long double)p[i * inc] * g[(j + i) * inc];
+      sf += (long double)pf[i * inc] * gf[(j + i) * inc];
+    }
+    if (rel(out[j * inc], s) > worst) worst = rel(out[j * inc], s);
+    if (rel(outf[j * inc], sf) > worstf) worstf = rel(outf[j * inc], sf);
+  }
+  if (worst > 1e-12 || worstf > 1e-5)
+    fprintf(stderr, "m=%d n=%d inc=%d: worst relative error double %g float %g\n", m, n, inc,
+            worst, worstf);
+  CHECK(worst <= 1e-12);
+  CHECK(worstf <= 1e-5);
+  free(p), free(q), free(g), free(out), free(pf), free(qf), free(gf), free(outf);
+}
+
+/* the batched forms against the single forms, with a shared (stride 0) q */
+static void check_batched(void) {
+  enum { m = 37, n = 101, len = m + n - 1, batch = 5 };
+  static double p[m * batch], q[n], g[len * batch], out[len * batch], one[len];
+  static float pf[m * batch], qf[n], gf[len * batch], outf[len * batch], onef[len];
+  int b, i, same = 1;
+  for (i = 0; i < m * batch; ++i) pf[i] = (float)(p[i] = uniform());
+  for (i = 0; i < n; ++i) qf[i] = (float)(q[i] = uniform());
+  for (i = 0; i < len * batch; ++i) gf[i] = (float)(g[i] = uniform());
+  CHECK(marg_convolve_batched_f64(m, n, p, 1, m, q, 1, 0, out, 1, len, batch, NULL) ==
+        MARG_SUCCESS);
+  CHECK(marg_convolve_batched_f32(m, n, pf, 1, m, qf, 1, 0, outf, 1, len, batch, NULL) ==
+        MARG_SUCCESS);
+  for (b = 0; b < batch; ++b) {
+    marg_convolve_f64(m, n, p + b * m, 1, q, 1, one, 1, NULL);
+    marg_convolve_f32(m, n, pf + b * m, 1, qf, 1, onef, 1, NULL);
+    for (i = 0; i < len; ++i)
+      same &= rel(out[b * len + i], one[i]) <= 1e-14 && rel(outf[b * len + i], onef[i]) <= 1e-6;
+  }
+  CHECK(same);
+  CHECK(marg_convolve_grad_p_batched_f64(m, n, g, 1, len, q, 1, 0, out, 1, m, batch, NULL) ==
+        MARG_SUCCESS);
+  CHECK(marg_convolve_grad_p_batched_f32(m, n, gf, 1, len, qf, 1, 0, outf, 1, m, batch, NULL) ==
+        MARG_SUCCESS);
+  for (b = 0, same = 1; b < batch; ++b) {
+    marg_convolve_grad_p_f64(m, n, g + b * len, 1, q, 1, one, 1, NULL);
+    marg_convolve_grad_p_f32(m, n, gf + b * len, 1, qf, 1, onef, 1, NULL);
+    for (i = 0; i < m; ++i)
+      same &= rel(out[b * m + i], one[i]) <= 1e-14 && rel(outf[b * m + i], onef[i]) <= 1e-6;
+  }
+  CHECK(same);
+  CHECK(marg_convolve_grad_q_batched_f64(m, n, g, 1, len, p, 1, m, out, 1, n, batch, NULL) ==
+        MARG_SUCCESS);
+  CHECK(marg_convolve_grad_q_batched_f32(m, n, gf, 1, len, pf, 1, m, outf, 1, n, batch, NULL) ==
+        MARG_SUCCESS);
+  for (b = 0, same = 1; b < batch; ++b) {
+    marg_convolve_grad_q_f64(m, n, g + b * len, 1, p + b * m, 1, one, 1, NULL);
+    marg_convolve_grad_q_f32(m, n, gf + b * len, 1, pf + b * m, 1, onef, 1, NULL);
+    for (i = 0; i < n; ++i)
+      same &= rel(out[b * n + i], one[i]) <= 1e-14 && rel(outf[b * n + i], onef[i]) <= 1e-6;
+  }
+  CHECK(same);
+}
+
+static int message_has(const char* text) {
+  return strstr(marg_last_error_message(), text) != NULL;
+}
+
+/* every error path returns its status and a message naming the argument */
+static void check_errors(void) {
+  double p[4] = {1, 2, 3, 4}, q[4] = {1, 2, 3, 4}, r[8];
+  float pf[4] = {1, 2, 3, 4}, rf[8];
+  marg_backend b;
+  int count = -1;
+  CHECK(marg_convolve_f64(0, 4, p, 1, q, 1, r, 1, NULL) == MARG_ERROR_INVALID_ARGUMENT);
+  CHECK(message_has("m = 0"));
+  CHECK(marg_convolve_f32(4, -1, pf, 1, pf, 1, rf, 1, NULL) == MARG_ERROR_INVALID_ARGUMENT);
+  CHECK(message_has("n = -1"));
+  CHECK(marg_convolve_f64(4, 4, p, 0, q, 1, r, 1, NULL) == MARG_ERROR_INVALID_ARGUMENT);
+  CHECK(message_has("incp = 0"));
+  CHECK(marg_convolve_f64(4, 4, NULL, 1, q, 1, r, 1, NULL) == MARG_ERROR_INVALID_ARGUMENT);
+  CHECK(message_has("p is null"));
+  CHECK(marg_convolve_f64(INT_MAX, 2, p, 1, q, 1, r, 1, NULL) == MARG_ERROR_INVALID_ARGUMENT);
+  CHECK(message_has("overflows"));
+  CHECK(marg_convolve_f64(4, 4, p, 1, q, 1, p, 1, NULL) == MARG_ERROR_INVALID_ARGUMENT);
+  CHECK(message_has("overlaps"));
+  CHECK(marg_convolve_grad_p_f64(4, 4, r, 1, q, 1, NULL, 1, NULL) ==
+        MARG_ERROR_INVALID_ARGUMENT);
+  CHECK(message_has("gp is null"));
+  CHECK(marg_convolve_grad_q_f32(4, 4, rf, 1, pf, -2, rf, 1, NULL) ==
+        MARG_ERROR_INVALID_ARGUMENT);
+  CHECK(message_has("incp = -2"));
+  CHECK(marg_convolve_batched_f64(4, 4, p, 1, 0, q, 1, 0, r, 1, 7, -1, NULL) ==
+        MARG_ERROR_INVALID_ARGUMENT);
+  CHECK(message_has("batch = -1"));
+  CHECK(marg_convolve_batched_f64(4, 4, p, 1, -4, q, 1, 0, r, 1, 7, 1, NULL) ==
+        MARG_ERROR_INVALID_ARGUMENT);
+  CHECK(message_has("stridep = -4"));
+  CHECK(marg_convolve_batched_f64(2, 2, p, 1, 0, q, 1, 0, r, 1, 2, 2, NULL) ==
+        MARG_ERROR_INVALID_ARGUMENT);
+  CHECK(message_has("strider = 2"));
+  /* batch 0 reads and writes nothing: null pointers are fine */
+  CHECK(marg_convolve_batched_f32(4, 4, NULL, 1, 0, NULL, 1, 0, NULL, 1, 0, 0, NULL) ==
+        MARG_SUCCESS);
+  CHECK(marg_convolve_grad_p_batched_f64(4, 4, NULL, 1, 0, NULL, 1, 0, NULL, 1, 0, 0, NULL) ==
+        MARG_SUCCESS);
+  CHECK(marg_convolve_grad_q_batched_f32(4, 4, NULL, 1, 0, NULL, 1, 0, NULL, 1, 0, 0, NULL) ==
+        MARG_SUCCESS);
+  CHECK(marg_get_backend(NULL) == MARG_ERROR_INVALID_ARGUMENT);
+  CHECK(marg_device_count(NULL) == MARG_ERROR_INVALID_ARGUMENT);
+  CHECK(marg_set_pool_limit(0) == MARG_ERROR_INVALID_ARGUMENT);
+  CHECK(marg_set_backend((marg_backend)7) == MARG_ERROR_INVALID_ARGUMENT);
+  CHECK(message_has("backend = 7"));
+  CHECK(marg_device_count(&count) == MARG_SUCCESS);
+  if (count == 0) {
+    CHECK(marg_set_backend(MARG_BACKEND_CUDA) == MARG_ERROR_INVALID_ARGUMENT);
+    CHECK(marg_get_backend(&b) == MARG_SUCCESS && b == MARG_BACKEND_CPU);
+  }
+  CHECK(strcmp(marg_status_string(MARG_ERROR_OUT_OF_MEMORY), "out of memory") == 0);
+  CHECK(strcmp(marg_status_string(MARG_SUCCESS), "success") == 0);
+}
+
+static void check_pool(void) {
+  size_t in_use = 1, reserved = 1, limit = 0, old_limit = 0;
+  CHECK(marg_pool_stats(&in_use, &reserved, &limit) == MARG_SUCCESS);
+  CHECK(limit > 0);
+  old_limit = limit;
+  CHECK(marg_set_pool_limit(1u << 20) == MARG_SUCCESS);
+  CHECK(marg_pool_stats(NULL, NULL, &limit) == MARG_SUCCESS && limit == (1u << 20));
+  CHECK(marg_set_pool_limit(old_limit) == MARG_SUCCESS);
+  CHECK(marg_version() != NULL && strchr(marg_version(), '.') != NULL);
+}
+
+int main(void) {
+  static const int sizes[][2] = {{1, 1}, {1, 9}, {9, 1}, {2, 3}, {63, 64}, {64, 64}, {97, 300},
+                                 {300, 97}, {257, 1031}};
+  int backends[2] = {MARG_BACKEND_CPU, MARG_BACKEND_CUDA}, count = 0, k, s, inc;
+  marg_device_count(&count);
+  for (k = 0; k < (count > 0 ? 2 : 1); ++k) {
+    CHECK(marg_set_backend((marg_backend)backends[k]) == MARG_SUCCESS);
+    for (s = 0; s < (int)(sizeof sizes / sizeof sizes[0]); ++s)
+      for (inc = 1; inc <= 2; ++inc) check_problem(sizes[s][0], sizes[s][1], inc);
+    check_batched();
+  }
+  CHECK(marg_set_backend(MARG_BACKEND_AUTOMATIC) == MARG_SUCCESS);
+  check_errors();
+  check_pool();
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed == 0 ? 0 : 1;
+}
