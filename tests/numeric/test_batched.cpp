@@ -1,0 +1,75 @@
+// Batched banded products: batch 0, 1 and more, every operand layout
+// (broadcast stride 0, tight, gapped, interleaved), against the long double loop.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <vector>
+
+#include "numeric_fixture.hpp"
+
+using namespace marg::test;
+
+TEMPLATE_TEST_CASE("batched: batch 0 writes nothing and accepts null pointers", "[numeric]",
+                   MARG_ALL_CONFIGS) {
+  using T = typename TestType::T;
+  MARG_USE_BACKEND_OR_SKIP(TestType);
+  for (const op o : all_ops) {
+    INFO(name_of(o));
+    CHECK_NOTHROW(call_batched<T>(o, 3, 4, nullptr, 1, 6, nullptr, 1, 4, nullptr, 1, 6, 0));
+    CHECK_NOTHROW(call_batched<T>(o, 1, 1, nullptr, 2, 0, nullptr, 3, 0, nullptr, 1, 0, 0));
+    for (const memory mem : {memory::host, memory::pool}) {
+      rng g(1);
+      check_batch<T>(g, {o, 5, 7, 0, 1, 1, 1, layout::tight, layout::tight, layout::tight, mem});
+    }
+  }
+}
+
+TEMPLATE_TEST_CASE("batched: batch 1", "[numeric]", MARG_ALL_CONFIGS) {
+  using T = typename TestType::T;
+  MARG_RANDOM_CASE(TestType);
+  for (int k = 0; k < 24; ++k) {
+    batch_problem pr{all_ops[k % 3], random_size(g, 300), random_size(g, 300), 1};
+    randomize_incs(g, pr);
+    pr.la = k % 2 ? layout::broadcast : layout::gapped;
+    pr.lb = k % 4 < 2 ? layout::tight : layout::broadcast;
+    pr.mem = k % 3 == 1 ? memory::pool : memory::host;
+    check_batch<T>(g, pr);
+  }
+}
+
+TEMPLATE_TEST_CASE("batched: every layout of inputs and outputs", "[numeric]", MARG_ALL_CONFIGS) {
+  using T = typename TestType::T;
+  MARG_RANDOM_CASE(TestType);
+  const layout inputs[] = {layout::broadcast, layout::tight, layout::gapped, layout::interleaved};
+  int k = 0;
+  for (const op o : all_ops)
+    for (const layout la : inputs)
+      for (const layout lb : inputs)
+        for (const layout lout : {layout::tight, layout::gapped}) {
+          batch_problem pr{o, random_size(g, 90), random_size(g, 90),
+                           static_cast<int>(uniform_int(g, 2, 9))};
+          randomize_incs(g, pr);
+          pr.la = la;
+          pr.lb = lb;
+          pr.lout = lout;
+          pr.mem = k++ % 2 ? memory::pool : memory::host;
+          check_batch<T>(g, pr);
+        }
+}
+
+TEMPLATE_TEST_CASE("batched: random sizes 1..300, batches 2..40, strides 1..3", "[numeric]",
+                   MARG_ALL_CONFIGS) {
+  using T = typename TestType::T;
+  MARG_RANDOM_CASE(TestType);
+  const layout inputs[] = {layout::broadcast, layout::tight, layout::gapped, layout::interleaved};
+  for (int k = 0; k < 30; ++k) {
+    batch_problem pr{all_ops[k % 3], random_size(g, 300), random_size(g, 300),
+                     static_cast<int>(uniform_int(g, 2, 40))};
+    randomize_incs(g, pr);
+    pr.la = inputs[uniform_int(g, 0, 3)];
+    pr.lb = inputs[uniform_int(g, 0, 3)];
+    pr.lout = uniform_int(g, 0, 1) ? layout::gapped : layout::tight;
+    pr.mem = uniform_int(g, 0, 1) ? memory::pool : memory::host;
+    check_batch<T>(g, pr);
+  }
+}
