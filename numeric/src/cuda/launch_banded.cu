@@ -1,46 +1,67 @@
-// Placeholder kernel: thread per output, every problem of a batch in one
-// launch. To be replaced by the tuned variants (issue 4).
+// Dispatch of the CUDA backend: maps every banded product onto one batched
+// correlation (kernels/correlation.cuh), picks the tile variant by size and
+// splits the taps of a tile over a cluster when tiles alone cannot fill the
+// GPU. One launch per call, batches included; nothing synchronizes.
 #include <algorithm>
 #include <cstdint>
 
 #include "cuda_check.hpp"
+#include "kernels/tiled.cuh"
 #include "launch.hpp"
 
 namespace marg::detail::cuda {
 namespace {
 
-template <class T>
-__global__ void kernel_banded_naive(banded_args<T> x, std::int64_t len_out) {
-  const std::int64_t total = len_out * x.batch;
-  for (std::int64_t t = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; t < total;
-       t += std::int64_t{gridDim.x} * blockDim.x) {
-    const std::int64_t i = t / len_out, j = t % len_out;
-    const T* a = x.a + i * x.stride_a;
-    const T* b = x.b + i * x.stride_b;
-    T s = 0;
-    if (x.op == banded_op::convolve) {
-      const std::int64_t lo = j - (x.n - 1) > 0 ? j - (x.n - 1) : 0;
-      const std::int64_t hi = j < x.m - 1 ? j : x.m - 1;
-      for (std::int64_t k = lo; k <= hi; ++k) s += a[k * x.inc_a] * b[(j - k) * x.inc_b];
-    } else {
-      const std::int64_t lb = x.op == banded_op::grad_p ? x.n : x.m;
-      for (std::int64_t k = 0; k < lb; ++k) s += b[k * x.inc_b] * a[(j + k) * x.inc_a];
-    }
-    x.out[i * x.stride_out + j * x.inc_out] = s;
+/// Thresholds of the dispatch, in one place.
+struct dispatch_tuning {
+  /// outputs per problem from which the large tile (TJ = 1024) is used
+  static constexpr std::int64_t large_from_out = 2048;
+  /// ... and taps per problem from which it is used
+  static constexpr std::int64_t large_from_taps = 512;
+  /// outputs per problem from which the mid tile (TJ = 256) is used
+  static constexpr std::int64_t mid_from_out = 384;
+  /// blocks per multiprocessor the tap split aims for
+  static constexpr std::int64_t blocks_per_sm = 4;
+};
+
+int multiprocessors() {
+  static thread_local int cached_device = -1, cached_count = 0;
+  int dev = 0;
+  MARG_CUDA_TRY(cudaGetDevice(&dev));
+  if (dev != cached_device) {
+    MARG_CUDA_TRY(cudaDeviceGetAttribute(&cached_count, cudaDevAttrMultiProcessorCount, dev));
+    cached_device = dev;
   }
+  return cached_count;
+}
+
+// blocks sharing the taps of a tile: enough blocks to fill the GPU, never more
+// than a tile has stages
+template <class C, class T>
+int tap_split(const correlation_view<T>& c) {
+  const std::int64_t tiles = (std::int64_t{c.lout} + C::TJ - 1) / C::TJ * c.batch;
+  const std::int64_t taps = std::min<std::int64_t>(c.la, std::int64_t{C::TJ} + c.lx - 1);
+  const std::int64_t stages = (taps + C::KC - 1) / C::KC;
+  const std::int64_t want = dispatch_tuning::blocks_per_sm * multiprocessors();
+  const std::int64_t split = (want + tiles - 1) / tiles;
+  return static_cast<int>(
+      std::clamp<std::int64_t>(std::min<std::int64_t>(split, stages), 1, tiled_max_split));
 }
 
 }  // namespace
 
 template <class T>
 void launch_banded(const banded_args<T>& x, cudaStream_t stream) {
-  const std::int64_t len_out = lengths_of(x.op, x.m, x.n).out;
-  const std::int64_t total = len_out * x.batch;
-  const int threads = 256;
-  const int blocks =
-      static_cast<int>(std::min<std::int64_t>((total + threads - 1) / threads, 65535));
-  kernel_banded_naive<T><<<blocks, threads, 0, stream>>>(x, len_out);
-  MARG_CHECK_LAUNCH(stream);
+  if (x.batch == 0) return;
+  using tun = tiled_tunings<T>;
+  const correlation_view<T> c = correlation_of(x);
+  if (c.lout >= dispatch_tuning::large_from_out && c.la >= dispatch_tuning::large_from_taps) {
+    launch_tiled_variant(tiled_variant::large, c, tap_split<typename tun::large>(c), stream);
+  } else if (c.lout >= dispatch_tuning::mid_from_out) {
+    launch_tiled_variant(tiled_variant::mid, c, tap_split<typename tun::mid>(c), stream);
+  } else {
+    launch_tiled_variant(tiled_variant::small, c, tap_split<typename tun::small>(c), stream);
+  }
 }
 
 template void launch_banded<float>(const banded_args<float>&, cudaStream_t);

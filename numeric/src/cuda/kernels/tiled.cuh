@@ -1,0 +1,302 @@
+// Register-blocked direct correlation over a 2D tiling of the band.
+//
+// A block owns TJ consecutive outputs (its tile) and walks the taps that meet
+// the tile inside the band, KC taps per stage. Each stage stages KC taps and
+// the TJ + KC values of X they touch into shared memory (gathering strided
+// and reversed operands, zero outside the band), prefetching the next stage
+// into registers meanwhile. Warps are WJ (outputs) x WK (taps); a lane owns R
+// consecutive outputs and, per chunk of K taps, reads its R + K window of X
+// with 16-byte loads from a padded layout that keeps every quarter-warp on
+// distinct banks, then does R*K FMAs from registers (taps are warp-wide
+// broadcasts). Partial sums over the WK tap warps are reduced in shared
+// memory; when the taps of a tile are split over CK blocks (a cluster along
+// y), the partial tiles are summed through distributed shared memory in a
+// fixed order: no atomics, deterministic. Not installed.
+#pragma once
+
+#include <cooperative_groups.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "../cuda_check.hpp"
+#include "correlation.cuh"
+
+namespace marg::detail::cuda {
+
+/// Tile sizes of one variant of the tiled kernel.
+/// @tparam T element type
+/// @tparam R_ consecutive outputs per lane
+/// @tparam K_ taps per register chunk
+/// @tparam WJ_ warps along the outputs
+/// @tparam WK_ warps along the taps
+/// @tparam KC_ taps per shared-memory stage
+/// @tparam MinBlocks_ blocks per multiprocessor asked of the register allocator
+template <class T, int R_, int K_, int WJ_, int WK_, int KC_, int MinBlocks_>
+struct tiled_tuning {
+  static constexpr int R = R_, K = K_, WJ = WJ_, WK = WK_, KC = KC_, min_blocks = MinBlocks_;
+  /// elements per 16-byte shared load
+  static constexpr int V = 16 / static_cast<int>(sizeof(T));
+  /// outputs per block
+  static constexpr int TJ = 32 * R * WJ;
+  static constexpr int threads = 32 * WJ * WK;
+  /// padding after every R elements: makes a lane's row stride an odd number
+  /// of 16-byte units, so 8 lanes of a 16-byte load hit 8 distinct bank groups
+  static constexpr int pad = (R / V) % 2 == 0 ? V : 0;
+  static constexpr int row = R + pad;
+  static constexpr int xs_len = (TJ + KC) / R * row;
+  static constexpr int red_len = WK * (TJ / R) * row;
+  static constexpr int union_len = xs_len > red_len ? xs_len : red_len;
+  /// values each thread prefetches per stage
+  static constexpr int nx = (TJ + KC + threads - 1) / threads;
+  static constexpr int na = (KC + threads - 1) / threads;
+  static_assert(R % V == 0 && K % V == 0 && KC % K == 0 && KC % R == 0, "tile shape");
+  static_assert(TJ % threads == 0 || threads % 32 == 0, "block shape");
+  /// @return the padded shared-memory index of logical element t
+  __host__ __device__ static constexpr int phys(int t) { return t + pad * (t / R); }
+};
+
+/// float tiles: big problems, mid-size (and mid-size batches), small problems
+using tiled_large_f = tiled_tuning<float, 16, 16, 2, 4, 256, 2>;
+using tiled_mid_f = tiled_tuning<float, 8, 16, 1, 4, 256, 3>;
+using tiled_small_f = tiled_tuning<float, 4, 16, 1, 4, 128, 4>;
+/// double tiles (FP64 FMA is half the rate: fewer loads per FMA needed)
+using tiled_large_d = tiled_tuning<double, 16, 8, 2, 4, 128, 2>;
+using tiled_mid_d = tiled_tuning<double, 8, 8, 1, 4, 128, 3>;
+using tiled_small_d = tiled_tuning<double, 4, 8, 1, 4, 64, 4>;
+
+/// The tunings of one element type, by variant.
+template <class T>
+struct tiled_tunings;
+template <>
+struct tiled_tunings<float> {
+  using small = tiled_small_f;
+  using mid = tiled_mid_f;
+  using large = tiled_large_f;
+};
+template <>
+struct tiled_tunings<double> {
+  using small = tiled_small_d;
+  using mid = tiled_mid_d;
+  using large = tiled_large_d;
+};
+
+__device__ inline std::int64_t dmin(std::int64_t x, std::int64_t y) {
+  return x < y ? x : y;
+}
+__device__ inline std::int64_t dmax(std::int64_t x, std::int64_t y) {
+  return x > y ? x : y;
+}
+
+template <class T>
+struct vec16;
+template <>
+struct vec16<float> {
+  using type = float4;
+};
+template <>
+struct vec16<double> {
+  using type = double2;
+};
+
+/// The work of one block of the tiled kernel.
+template <class T, class C>
+struct tiled_agent {
+  using vec_t = typename vec16<T>::type;
+  T* xs;  // staged X, padded rows (aliased by the reduction buffer)
+  T* as;  // staged taps
+
+  // loads one stage (taps k0.., X from J0 + k0 - lead) into registers
+  __device__ void fetch(const correlation_view<T>& c, const T* a, const T* x, std::int64_t J0,
+                        std::int64_t k0, std::int64_t khi, T (&rx)[C::nx], T (&ra)[C::na]) const {
+#pragma unroll
+    for (int i = 0; i < C::nx; ++i) {
+      const int idx = threadIdx.x + i * C::threads;
+      const std::int64_t g = J0 + k0 + idx - c.lead;
+      rx[i] = (idx < C::TJ + C::KC && g >= 0 && g < c.lx) ? x[g * c.x_step] : T(0);
+    }
+#pragma unroll
+    for (int i = 0; i < C::na; ++i) {
+      const int idx = threadIdx.x + i * C::threads;
+      const std::int64_t k = k0 + idx;
+      ra[i] = (idx < C::KC && k <= khi) ? a[k * c.a_step] : T(0);
+    }
+  }
+
+  __device__ void store(const T (&rx)[C::nx], const T (&ra)[C::na]) const {
+#pragma unroll
+    for (int i = 0; i < C::nx; ++i) {
+      const int idx = threadIdx.x + i * C::threads;
+      if (idx < C::TJ + C::KC) xs[C::phys(idx)] = rx[i];
+    }
+#pragma unroll
+    for (int i = 0; i < C::na; ++i) {
+      const int idx = threadIdx.x + i * C::threads;
+      if (idx < C::KC) as[idx] = ra[i];
+    }
+  }
+
+  // one stage: this warp's chunks of K taps against its 32*R outputs
+  __device__ void compute(const correlation_view<T>& c, std::int64_t J0, std::int64_t k0, int nk,
+                          T (&acc)[C::R]) const {
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int wj = warp % C::WJ, wk = warp / C::WJ;
+    const int lrow = wj * 32 + lane;  // the lane's row of R outputs in the tile
+    T sacc[C::R];
+#pragma unroll
+    for (int r = 0; r < C::R; ++r) sacc[r] = T(0);
+    for (int ci = wk; ci * C::K < nk; ci += C::WK) {
+      // skip chunks where this warp's outputs see only zeros of X (band edges)
+      const std::int64_t t0 = J0 + wj * 32 * C::R + k0 + ci * C::K - c.lead;
+      if (t0 + 32 * C::R + C::K - 2 < 0 || t0 >= c.lx) continue;
+      const int srow = lrow + (ci * C::K) / C::R, scol = (ci * C::K) % C::R;
+      const T* xp = xs + srow * C::row;
+      T xw[C::R + C::K];
+#pragma unroll
+      for (int v = 0; v < (C::R + C::K) / C::V; ++v) {
+        const int t = scol + v * C::V;
+        const vec_t w = *reinterpret_cast<const vec_t*>(xp + t + C::pad * (t / C::R));
+        if constexpr (C::V == 4) {
+          xw[v * 4 + 0] = w.x, xw[v * 4 + 1] = w.y, xw[v * 4 + 2] = w.z, xw[v * 4 + 3] = w.w;
+        } else {
+          xw[v * 2 + 0] = w.x, xw[v * 2 + 1] = w.y;
+        }
+      }
+      T av[C::K];
+#pragma unroll
+      for (int v = 0; v < C::K / C::V; ++v) {
+        const vec_t w = *reinterpret_cast<const vec_t*>(as + ci * C::K + v * C::V);
+        if constexpr (C::V == 4) {
+          av[v * 4 + 0] = w.x, av[v * 4 + 1] = w.y, av[v * 4 + 2] = w.z, av[v * 4 + 3] = w.w;
+        } else {
+          av[v * 2 + 0] = w.x, av[v * 2 + 1] = w.y;
+        }
+      }
+#pragma unroll
+      for (int kk = 0; kk < C::K; ++kk)
+#pragma unroll
+        for (int r = 0; r < C::R; ++r) sacc[r] = fma(av[kk], xw[r + kk], sacc[r]);
+    }
+    // two-level sum: short chains per stage keep float rounding small
+#pragma unroll
+    for (int r = 0; r < C::R; ++r) acc[r] += sacc[r];
+  }
+
+  // one problem's tile; returns with the tile's partial sums at xs[phys(i)], i < TJ
+  __device__ void run_tile(const correlation_view<T>& c, const T* a, const T* x, std::int64_t J0,
+                           int kt, int ck) const {
+    T acc[C::R];
+#pragma unroll
+    for (int r = 0; r < C::R; ++r) acc[r] = T(0);
+    // taps that meet the tile inside the band, split over the ck blocks of the cluster
+    const std::int64_t j_hi = dmin(J0 + C::TJ, c.lout) - 1;
+    const std::int64_t klo = dmax(0, c.lead - j_hi);
+    const std::int64_t khi = dmin(c.la - 1, std::int64_t{c.lead} + c.lx - 1 - J0);
+    const std::int64_t nst = khi >= klo ? (khi - klo + C::KC) / C::KC : 0;
+    const std::int64_t per = (nst + ck - 1) / ck;
+    const std::int64_t s0 = dmin(nst, kt * per), s1 = dmin(nst, s0 + per);
+    T rx[C::nx], ra[C::na];
+    if (s0 < s1) fetch(c, a, x, J0, klo + s0 * C::KC, khi, rx, ra);
+    for (std::int64_t s = s0; s < s1; ++s) {
+      const std::int64_t k0 = klo + s * C::KC;
+      __syncthreads();  // the previous stage is consumed
+      store(rx, ra);
+      __syncthreads();
+      if (s + 1 < s1) fetch(c, a, x, J0, k0 + C::KC, khi, rx, ra);  // in flight during compute
+      compute(c, J0, k0, static_cast<int>(dmin(C::KC, khi + 1 - k0)), acc);
+    }
+    // reduce over the WK tap warps: red[wk][output]
+    __syncthreads();
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int wj = warp % C::WJ, wk = warp / C::WJ;
+    T* red = xs + wk * (C::TJ / C::R) * C::row + (wj * 32 + lane) * C::row;
+#pragma unroll
+    for (int v = 0; v < C::R / C::V; ++v) {
+      vec_t w;
+      if constexpr (C::V == 4) {
+        w = make_float4(acc[v * 4], acc[v * 4 + 1], acc[v * 4 + 2], acc[v * 4 + 3]);
+      } else {
+        w = make_double2(acc[v * 2], acc[v * 2 + 1]);
+      }
+      *reinterpret_cast<vec_t*>(red + v * C::V) = w;
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < C::TJ; i += C::threads) {
+      T s = xs[C::phys(i)];
+#pragma unroll
+      for (int w = 1; w < C::WK; ++w) s += xs[w * (C::TJ / C::R) * C::row + C::phys(i)];
+      xs[C::phys(i)] = s;  // each i has one owner thread
+    }
+  }
+};
+
+/// Thin shell: one tile (blockIdx.x) x one tap split (blockIdx.y, the cluster
+/// rank) x problems blockIdx.z, blockIdx.z + gridDim.z, ...
+template <class T, class C>
+__global__ void __launch_bounds__(C::threads, C::min_blocks)
+    kernel_banded_tiled(const correlation_view<T> c) {
+  __shared__ __align__(16) T xs[C::union_len];
+  __shared__ __align__(16) T as[C::KC];
+  const tiled_agent<T, C> agent{xs, as};
+  const std::int64_t J0 = std::int64_t{blockIdx.x} * C::TJ;
+  const int ck = gridDim.y, kt = blockIdx.y;
+  for (std::int64_t b = blockIdx.z; b < c.batch; b += gridDim.z) {
+    const T* a = c.a + b * c.a_batch;
+    const T* x = c.x + b * c.x_batch;
+    T* out = c.out + b * c.out_batch;
+    agent.run_tile(c, a, x, J0, kt, ck);
+    if (ck == 1) {
+      __syncthreads();
+      for (int i = threadIdx.x; i < C::TJ && J0 + i < c.lout; i += C::threads)
+        out[(J0 + i) * c.out_step] = xs[C::phys(i)];
+    } else {
+      // sum the ck partial tiles of the cluster, in rank order; rank kt writes its slice
+      namespace cg = cooperative_groups;
+      cg::cluster_group cluster = cg::this_cluster();
+      cluster.sync();
+      const int lo = C::TJ * kt / ck, hi = C::TJ * (kt + 1) / ck;
+      for (int i = lo + threadIdx.x; i < hi && J0 + i < c.lout; i += C::threads) {
+        T s = 0;
+        for (int q = 0; q < ck; ++q) s += cluster.map_shared_rank(xs, q)[C::phys(i)];
+        out[(J0 + i) * c.out_step] = s;
+      }
+      cluster.sync();  // peers read this block's shared memory until here
+    }
+    __syncthreads();
+  }
+}
+
+/// Largest tap split (cluster size) the tiled kernel uses: the portable limit.
+inline constexpr int tiled_max_split = 8;
+
+/// Launches the tiled kernel with tuning C.
+/// @param c the correlation
+/// @param split blocks sharing the taps of one tile (1..tiled_max_split)
+/// @param stream the stream
+template <class T, class C>
+void launch_tiled(const correlation_view<T>& c, int split, cudaStream_t stream) {
+  const unsigned tiles = static_cast<unsigned>((std::int64_t{c.lout} + C::TJ - 1) / C::TJ);
+  const unsigned gz = static_cast<unsigned>(std::min(c.batch, 65535));
+  const dim3 grid(tiles, static_cast<unsigned>(split), gz);
+  if (split == 1) {
+    kernel_banded_tiled<T, C><<<grid, C::threads, 0, stream>>>(c);
+  } else {
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = grid;
+    cfg.blockDim = dim3(C::threads);
+    cfg.dynamicSmemBytes = 0;
+    cfg.stream = stream;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = 1;
+    attr[0].val.clusterDim.y = static_cast<unsigned>(split);
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    MARG_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel_banded_tiled<T, C>, c));
+  }
+  MARG_CHECK_LAUNCH(stream);
+}
+
+}  // namespace marg::detail::cuda
