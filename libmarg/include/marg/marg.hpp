@@ -8,3 +8,8 @@
 #include <marg/numeric/stream.hpp>
 #include <marg/numeric/array.hpp>
 #include <marg/numeric/pool.hpp>
+#include <marg/distributions/pmf.hpp>
+#include <marg/distributions/factories.hpp>
+#include <marg/distributions/algebra.hpp>
+#include <marg/distributions/conditioning.hpp>
+#include <marg/distributions/gradients.hpp>

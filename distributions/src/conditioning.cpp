@@ -1,0 +1,152 @@
+// Observation of x + y: likelihood and posteriors on the host (hard
+// evidence) or through the gradient kernels (soft evidence).
+#include <marg/distributions/conditioning.hpp>
+#include <marg/numeric/convolve.hpp>
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "detail.hpp"
+
+namespace marg {
+namespace {
+
+using ld = long double;
+
+// normalized posterior from long double weights w on lower.., zero ends trimmed
+template <class T>
+pmf<T> posterior_of(const std::vector<ld>& w, std::int64_t lower, ld total, bool reversed) {
+  std::size_t a = 0, b = w.size();
+  while (a < b && w[a] == 0) ++a;
+  while (b > a && w[b - 1] == 0) --b;
+  array<T> r(b - a);
+  T* d = r.data();
+  for (std::size_t i = a; i < b; ++i) {
+    const std::size_t o = reversed ? b - 1 - i : i - a;
+    d[o] = static_cast<T>(w[i] / total);
+  }
+  // reversed: w[i] is the weight of lower - i, so the kept values run down from lower - a
+  const std::int64_t first =
+      reversed ? lower - static_cast<std::int64_t>(b - 1) : lower + static_cast<std::int64_t>(a);
+  return pmf<T>(detail::trusted, std::move(r), first);
+}
+
+template <class T>
+void check_terms(const char* f, const pmf<T>& x, const pmf<T>& y) {
+  detail::check_nonempty(f, "x", x);
+  detail::check_nonempty(f, "y", y);
+}
+
+template <class T>
+sum_posterior<T> impossible() {
+  return {-std::numeric_limits<T>::infinity(), pmf<T>(), pmf<T>()};
+}
+
+// soft evidence: L already validated, log_scale added to the log likelihood
+template <class T>
+sum_posterior<T> condition_soft(const pmf<T>& x, const pmf<T>& y, const T* L, ld log_scale) {
+  const int m = static_cast<int>(x.size()), n = static_cast<int>(y.size());
+  array<T> gp(static_cast<std::size_t>(m)), gq(static_cast<std::size_t>(n));
+  convolve_grad_p<T>(m, n, L, 1, y.data(), 1, gp.data(), 1);
+  convolve_grad_q<T>(m, n, L, 1, x.data(), 1, gq.data(), 1);
+  detail::wait_for_stream(gp.stream());
+  detail::wait_for_stream(gq.stream());
+  std::vector<ld> wx(m), wy(n);
+  ld sx = 0, sy = 0;
+  for (int j = 0; j < m; ++j) sx += wx[j] = static_cast<ld>(x.data()[j]) * gp.data()[j];
+  for (int j = 0; j < n; ++j) sy += wy[j] = static_cast<ld>(y.data()[j]) * gq.data()[j];
+  if (!(sx > 0) || !(sy > 0)) return impossible<T>();
+  return {static_cast<T>(std::log(sx) + log_scale), posterior_of<T>(wx, x.lower(), sx, false),
+          posterior_of<T>(wy, y.lower(), sy, false)};
+}
+
+}  // namespace
+
+template <class T>
+T log_prob_sum(const pmf<T>& x, const pmf<T>& y, std::int64_t k) {
+  check_terms("marg::log_prob_sum", x, y);
+  const auto d = detail::diagonal_of(x, y, k);
+  if (d.empty()) return -std::numeric_limits<T>::infinity();
+  const T* p = x.data() + (d.lo - x.lower());
+  const T* q = y.data() + (k - d.lo - y.lower());  // q walks down as p walks up
+  ld s = 0;
+  for (std::int64_t i = 0; i <= d.hi - d.lo; ++i) s += static_cast<ld>(p[i]) * q[-i];
+  return static_cast<T>(std::log(s));
+}
+
+template <class T>
+sum_posterior<T> condition_on_sum(const pmf<T>& x, const pmf<T>& y, std::int64_t k) {
+  check_terms("marg::condition_on_sum", x, y);
+  const auto d = detail::diagonal_of(x, y, k);
+  if (d.empty()) return impossible<T>();
+  const T* p = x.data() + (d.lo - x.lower());
+  const T* q = y.data() + (k - d.lo - y.lower());
+  std::vector<ld> w(static_cast<std::size_t>(d.hi - d.lo + 1));
+  ld s = 0;
+  for (std::size_t i = 0; i < w.size(); ++i)
+    s += w[i] = static_cast<ld>(p[i]) * q[-static_cast<std::int64_t>(i)];
+  if (!(s > 0)) return impossible<T>();
+  // y = k - j runs down from k - d.lo
+  return {static_cast<T>(std::log(s)), posterior_of<T>(w, d.lo, s, false),
+          posterior_of<T>(w, k - d.lo, s, true)};
+}
+
+template <class T>
+sum_posterior<T> condition_on_sum(const pmf<T>& x, const pmf<T>& y,
+                                  const std::vector<T>& likelihood) {
+  const char* f = "marg::condition_on_sum";
+  detail::check_over_sum(f, "likelihood", x, y, likelihood);
+  for (std::size_t i = 0; i < likelihood.size(); ++i)
+    detail::check_weight(f, "likelihood", i, likelihood[i]);
+  return condition_soft(x, y, likelihood.data(), 0);
+}
+
+template <class T>
+sum_posterior<T> condition_on_sum_log(const pmf<T>& x, const pmf<T>& y,
+                                      const std::vector<T>& log_likelihood) {
+  const char* f = "marg::condition_on_sum_log";
+  detail::check_over_sum(f, "log_likelihood", x, y, log_likelihood);
+  T mx = -std::numeric_limits<T>::infinity();
+  for (std::size_t i = 0; i < log_likelihood.size(); ++i) {
+    const T v = log_likelihood[i];
+    MARG_EXPECTS(!std::isnan(v) && v != std::numeric_limits<T>::infinity(),
+                 detail::bad_real_argument(f, ("log_likelihood[" + std::to_string(i) + "]").c_str(),
+                                           v, "finite or -inf"));
+    mx = std::max(mx, v);
+  }
+  if (mx == -std::numeric_limits<T>::infinity()) return impossible<T>();
+  std::vector<T> L(log_likelihood.size());
+  for (std::size_t i = 0; i < L.size(); ++i) L[i] = std::exp(log_likelihood[i] - mx);
+  return condition_soft(x, y, L.data(), static_cast<ld>(mx));
+}
+
+template <class T>
+pmf<T> sum_given_evidence(const pmf<T>& x, const pmf<T>& y, const std::vector<T>& likelihood) {
+  const char* f = "marg::sum_given_evidence";
+  const int len = detail::check_over_sum(f, "likelihood", x, y, likelihood);
+  for (std::size_t i = 0; i < likelihood.size(); ++i)
+    detail::check_weight(f, "likelihood", i, likelihood[i]);
+  array<T> r(static_cast<std::size_t>(len));
+  convolve<T>(static_cast<int>(x.size()), static_cast<int>(y.size()), x.data(), 1, y.data(), 1,
+              r.data(), 1);
+  detail::wait_for_stream(r.stream());
+  std::vector<ld> w(len);
+  ld s = 0;
+  for (int i = 0; i < len; ++i) s += w[i] = static_cast<ld>(r.data()[i]) * likelihood[i];
+  if (!(s > 0)) return pmf<T>();
+  return posterior_of<T>(w, x.lower() + y.lower(), s, false);
+}
+
+#define MARG_INSTANTIATE_CONDITIONING(T)                                                     \
+  template T log_prob_sum<T>(const pmf<T>&, const pmf<T>&, std::int64_t);                    \
+  template sum_posterior<T> condition_on_sum<T>(const pmf<T>&, const pmf<T>&, std::int64_t); \
+  template sum_posterior<T> condition_on_sum<T>(const pmf<T>&, const pmf<T>&,                \
+                                                const std::vector<T>&);                      \
+  template sum_posterior<T> condition_on_sum_log<T>(const pmf<T>&, const pmf<T>&,            \
+                                                    const std::vector<T>&);                  \
+  template pmf<T> sum_given_evidence<T>(const pmf<T>&, const pmf<T>&, const std::vector<T>&);
+MARG_INSTANTIATE_CONDITIONING(float)
+MARG_INSTANTIATE_CONDITIONING(double)
+
+}  // namespace marg

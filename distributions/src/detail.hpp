@@ -1,0 +1,145 @@
+// Internal helpers of the distributions layer: storage, overflow-checked
+// support arithmetic, argument checks.
+#pragma once
+
+#include <marg/distributions/pmf.hpp>
+#include <marg/numeric/array.hpp>
+#include <marg/numeric/error.hpp>
+
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace marg::detail {
+
+template <class T>
+struct pmf_storage {
+  explicit pmf_storage(array<T>&& p) : probs(std::move(p)) {}
+  array<T> probs;
+  // cumulative sums for cdf and sampling, built on first use
+  mutable std::once_flag once;
+  mutable std::vector<long double> cum;
+  const std::vector<long double>& cumulative() const {
+    std::call_once(once, [this] {
+      cum.resize(probs.size());
+      long double s = 0;
+      const T* p = probs.data();
+      for (std::size_t i = 0; i < probs.size(); ++i) cum[i] = (s += p[i]);
+    });
+    return cum;
+  }
+};
+
+/// a + b, or marg::invalid_argument naming `what` when it overflows int64
+inline std::int64_t add_checked(const char* function, const char* what, std::int64_t a,
+                                std::int64_t b) {
+  std::int64_t r;
+  MARG_EXPECTS(!__builtin_add_overflow(a, b, &r), std::string(function) + ": " + what + " = " +
+                                                      std::to_string(a) + " + " +
+                                                      std::to_string(b) + " overflows int64");
+  return r;
+}
+
+/// a - b, or marg::invalid_argument naming `what` when it overflows int64
+inline std::int64_t sub_checked(const char* function, const char* what, std::int64_t a,
+                                std::int64_t b) {
+  std::int64_t r;
+  MARG_EXPECTS(!__builtin_sub_overflow(a, b, &r), std::string(function) + ": " + what + " = " +
+                                                      std::to_string(a) + " - " +
+                                                      std::to_string(b) + " overflows int64");
+  return r;
+}
+
+/// a support length as the int of the numeric API, or marg::invalid_argument
+inline int length_checked(const char* function, const char* what, std::int64_t n) {
+  MARG_EXPECTS(n >= 1 && n <= INT_MAX,
+               bad_argument(function, what, n, "in 1..INT_MAX, the numeric layer's limit"));
+  return static_cast<int>(n);
+}
+
+template <class T>
+void check_nonempty(const char* function, const char* name, const pmf<T>& x) {
+  MARG_EXPECTS(!x.empty(), std::string(function) + ": " + name +
+                               " is an empty pmf (default-constructed, moved-from, or the "
+                               "posterior of an impossible observation)");
+}
+
+/// Checks x and y non-empty and v.size() == size(x) + size(y) - 1 (a vector
+/// over the support of x + y).
+/// @return size(x) + size(y) - 1
+template <class T>
+int check_over_sum(const char* function, const char* name, const pmf<T>& x, const pmf<T>& y,
+                   const std::vector<T>& v) {
+  check_nonempty(function, "x", x);
+  check_nonempty(function, "y", y);
+  const int len = length_checked(function, "size(x) + size(y) - 1", x.size() + y.size() - 1);
+  MARG_EXPECTS(v.size() == static_cast<std::size_t>(len),
+               bad_argument(function, (std::string(name) + ".size()").c_str(),
+                            static_cast<std::int64_t>(v.size()),
+                            ("size(x) + size(y) - 1 = " + std::to_string(len)).c_str()));
+  return len;
+}
+
+/// checks one probability or weight: finite and >= 0
+template <class T>
+void check_weight(const char* function, const char* name, std::size_t i, T w) {
+  MARG_EXPECTS(
+      std::isfinite(w) && w >= 0,
+      bad_real_argument(function, (std::string(name) + "[" + std::to_string(i) + "]").c_str(),
+                        static_cast<double>(w), "finite and >= 0"));
+}
+
+/// a real parameter: finite and within [lo, hi] (open ends when the flags say so)
+inline void check_real(const char* function, const char* name, double v, double lo, double hi,
+                       bool lo_open, bool hi_open, const char* requirement) {
+  const bool ok = std::isfinite(v) && (lo_open ? v > lo : v >= lo) && (hi_open ? v < hi : v <= hi);
+  MARG_EXPECTS(ok, bad_real_argument(function, name, v, requirement));
+}
+
+/// Divides r by its long double total when the total drifted from 1 by more
+/// than 16 epsilon of T (see algebra.hpp); leaves it untouched otherwise.
+template <class T>
+void renormalize_if_drifted(T* r, std::int64_t n) {
+  long double s = 0;
+  for (std::int64_t i = 0; i < n; ++i) s += r[i];
+  if (s > 0 &&
+      std::fabs(s - 1) > 16 * static_cast<long double>(std::numeric_limits<T>::epsilon())) {
+    for (std::int64_t i = 0; i < n; ++i) r[i] = static_cast<T>(r[i] / s);
+  }
+}
+
+/// the truncated mass of a sum of independent truncated terms
+template <class T>
+T combine_truncated(T a, T b) {
+  return static_cast<T>(static_cast<long double>(a) + b - static_cast<long double>(a) * b);
+}
+
+/// The values j of x with k - j in the support of y: [lo, hi], empty when lo > hi.
+struct diagonal {
+  std::int64_t lo, hi;
+  bool empty() const { return lo > hi; }
+};
+
+template <class T>
+diagonal diagonal_of(const pmf<T>& x, const pmf<T>& y, std::int64_t k) {
+  // 128-bit: k - upper(y) may overflow int64
+  const __int128 lo = std::max<__int128>(x.lower(), static_cast<__int128>(k) - y.upper());
+  const __int128 hi = std::min<__int128>(x.upper(), static_cast<__int128>(k) - y.lower());
+  if (lo > hi) return {1, 0};
+  return {static_cast<std::int64_t>(lo), static_cast<std::int64_t>(hi)};
+}
+
+/// a pmf from host values; values already normalized (not checked)
+template <class T, class V>
+pmf<T> make_pmf(const std::vector<V>& values, std::int64_t lower, T truncated = T(0)) {
+  array<T> a(values.size());
+  T* d = a.data();
+  for (std::size_t i = 0; i < values.size(); ++i) d[i] = static_cast<T>(values[i]);
+  return pmf<T>(trusted, std::move(a), lower, truncated);
+}
+
+}  // namespace marg::detail

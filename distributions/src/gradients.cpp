@@ -1,0 +1,55 @@
+// Gradients of x + y (through the numeric gradient kernels) and of
+// log P(x + y = k) (on the host, O(m + n)).
+#include <marg/distributions/gradients.hpp>
+#include <marg/numeric/convolve.hpp>
+
+#include <cmath>
+#include <string>
+
+#include "detail.hpp"
+
+namespace marg {
+
+template <class T>
+sum_gradient<T> sum_grad(const pmf<T>& x, const pmf<T>& y, const std::vector<T>& g) {
+  const char* f = "marg::sum_grad";
+  detail::check_over_sum(f, "g", x, y, g);
+  for (std::size_t i = 0; i < g.size(); ++i)
+    MARG_EXPECTS(
+        std::isfinite(g[i]),
+        detail::bad_real_argument(f, ("g[" + std::to_string(i) + "]").c_str(), g[i], "finite"));
+  const int m = static_cast<int>(x.size()), n = static_cast<int>(y.size());
+  array<T> gp(static_cast<std::size_t>(m)), gq(static_cast<std::size_t>(n));
+  convolve_grad_p<T>(m, n, g.data(), 1, y.data(), 1, gp.data(), 1);
+  convolve_grad_q<T>(m, n, g.data(), 1, x.data(), 1, gq.data(), 1);
+  return {gp.to_vector(), gq.to_vector()};
+}
+
+template <class T>
+sum_gradient<T> log_prob_sum_grad(const pmf<T>& x, const pmf<T>& y, std::int64_t k) {
+  const char* f = "marg::log_prob_sum_grad";
+  detail::check_nonempty(f, "x", x);
+  detail::check_nonempty(f, "y", y);
+  sum_gradient<T> r{std::vector<T>(x.size(), T(0)), std::vector<T>(y.size(), T(0))};
+  const auto d = detail::diagonal_of(x, y, k);
+  long double s = 0;
+  if (!d.empty()) {
+    for (std::int64_t j = d.lo; j <= d.hi; ++j)
+      s += static_cast<long double>(x.prob(j)) * y.prob(k - j);
+  }
+  MARG_EXPECTS(s > 0, std::string(f) + ": k = " + std::to_string(k) +
+                          " is impossible (P(x + y = k) = 0, log likelihood -inf): no gradient");
+  for (std::int64_t j = d.lo; j <= d.hi; ++j) {
+    r.first[j - x.lower()] = static_cast<T>(y.prob(k - j) / s);
+    r.second[k - j - y.lower()] = static_cast<T>(x.prob(j) / s);
+  }
+  return r;
+}
+
+#define MARG_INSTANTIATE_GRADIENTS(T)                                                        \
+  template sum_gradient<T> sum_grad<T>(const pmf<T>&, const pmf<T>&, const std::vector<T>&); \
+  template sum_gradient<T> log_prob_sum_grad<T>(const pmf<T>&, const pmf<T>&, std::int64_t);
+MARG_INSTANTIATE_GRADIENTS(float)
+MARG_INSTANTIATE_GRADIENTS(double)
+
+}  // namespace marg
