@@ -1,74 +1,109 @@
-// CUDA backend entry: resolves the stream, stages operands that kernels
-// cannot read, hands device-readable pointers to launch_banded.
-#include <algorithm>
+// CUDA backend entry: resolves the stream, makes every operand readable by
+// kernels and hands them to launch_banded. All of it is ordered on the stream:
+//   device memory      used as is;
+//   managed memory     prefetched to the device on the stream;
+//   host memory        staged through pool blocks (kernels cannot read
+//                      pageable memory on these GPUs), copied back and
+//                      waited for, so the call returns with host outputs done.
+// Staging blocks go back to the pool on the stream (stream-ordered reuse).
 #include <cstdint>
-#include <memory>
+#include <optional>
+
+#include <marg/numeric/pool.hpp>
+#include <marg/numeric/stream.hpp>
 
 #include "../detail/banded.hpp"
 #include "cuda_check.hpp"
 #include "launch.hpp"
+#include "stream.hpp"
 
 namespace marg::detail::cuda {
 namespace {
 
-// true when a kernel can dereference p (device or managed memory)
-bool device_accessible(const void* p) {
+enum class memory_kind { device, managed, host };
+
+memory_kind kind_of(const void* p) {
   cudaPointerAttributes attr{};
   if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
     (void)cudaGetLastError();
-    return false;
+    return memory_kind::host;
   }
-  return attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged;
+  switch (attr.type) {
+    case cudaMemoryTypeDevice:
+      return memory_kind::device;
+    case cudaMemoryTypeManaged:
+      return memory_kind::managed;
+    default:  // unregistered or pinned host memory: staged alike
+      return memory_kind::host;
+  }
 }
 
-// a device copy of a strided batched operand (host memory is not readable by kernels)
-template <class T>
-struct staged {
-  T* ptr = nullptr;
-  std::size_t bytes = 0;
-  cudaStream_t stream = nullptr;
-  staged(const T* src, std::int64_t extent, cudaStream_t s) : bytes(extent * sizeof(T)), stream(s) {
-    MARG_CUDA_TRY(cudaMallocAsync(reinterpret_cast<void**>(&ptr), bytes, stream));
-    MARG_CUDA_TRY(cudaMemcpyAsync(ptr, src, bytes, cudaMemcpyHostToDevice, stream));
-  }
-  staged(const staged&) = delete;
-  staged& operator=(const staged&) = delete;
-  ~staged() { (void)cudaFreeAsync(ptr, stream); }
+// a pool block on a stream, returned to the pool on that stream
+class pool_block {
+ public:
+  pool_block(std::size_t bytes, cudaStream_t s)
+      : stream_(s), bytes_(bytes), ptr_(allocate(bytes, stream_view{s})) {}
+  pool_block(const pool_block&) = delete;
+  pool_block& operator=(const pool_block&) = delete;
+  ~pool_block() { deallocate(ptr_, bytes_, stream_view{stream_}); }
+  void* get() const noexcept { return ptr_; }
+  std::size_t bytes() const noexcept { return bytes_; }
+
+ private:
+  cudaStream_t stream_;
+  std::size_t bytes_;
+  void* ptr_;
 };
 
+// elements spanned by a strided batched operand
 std::int64_t extent(std::int64_t len, int inc, std::int64_t stride, int batch) {
   return (batch - 1) * stride + (len - 1) * inc + 1;
+}
+
+// makes one operand kernel-readable; returns the pointer kernels use
+template <class T>
+T* ready(T* p, std::int64_t elements, bool copy_in, cudaStream_t s,
+         std::optional<pool_block>& block) {
+  const std::size_t bytes = static_cast<std::size_t>(elements) * sizeof(T);
+  switch (kind_of(p)) {
+    case memory_kind::device:
+      return p;
+    case memory_kind::managed:
+      prefetch_managed(p, bytes, true, s);
+      return p;
+    case memory_kind::host:
+      break;
+  }
+  block.emplace(bytes, s);
+  prefetch_managed(block->get(), bytes, true, s);
+  if (copy_in) MARG_CUDA_TRY(cudaMemcpyAsync(block->get(), p, bytes, cudaMemcpyDefault, s));
+  return static_cast<T*>(block->get());
 }
 
 }  // namespace
 
 template <class T>
 void run(const banded_args<T>& args, stream_view sv) {
-  const auto stream = static_cast<cudaStream_t>(sv.handle());
+  const cudaStream_t stream = resolve(sv);
   const auto len = lengths_of(args.op, args.m, args.n);
+  const std::int64_t ext_a = extent(len.a, args.inc_a, args.stride_a, args.batch);
+  const std::int64_t ext_b = extent(len.b, args.inc_b, args.stride_b, args.batch);
+  const std::int64_t ext_out = extent(len.out, args.inc_out, args.stride_out, args.batch);
+  // the kernel writes every output element; gaps between them (strides) must
+  // survive the copy back, so a gapped host output is copied in first
+  const bool gaps = ext_out != len.out * args.batch;
+
+  std::optional<pool_block> ba, bb, bo;  // destroyed (on the stream) after the copy back
   banded_args<T> x = args;
-  // stage what kernels cannot read
-  std::unique_ptr<staged<T>> sa, sb, so;
-  if (!device_accessible(x.a)) {
-    sa = std::make_unique<staged<T>>(x.a, extent(len.a, x.inc_a, x.stride_a, x.batch), stream);
-    x.a = sa->ptr;
-  }
-  if (!device_accessible(x.b)) {
-    sb = std::make_unique<staged<T>>(x.b, extent(len.b, x.inc_b, x.stride_b, x.batch), stream);
-    x.b = sb->ptr;
-  }
-  T* host_out = nullptr;
-  if (!device_accessible(x.out)) {
-    host_out = x.out;
-    so = std::make_unique<staged<T>>(x.out, extent(len.out, x.inc_out, x.stride_out, x.batch),
-                                     stream);
-    x.out = so->ptr;
-  }
+  x.a = ready(const_cast<T*>(args.a), ext_a, true, stream, ba);
+  x.b = ready(const_cast<T*>(args.b), ext_b, true, stream, bb);
+  x.out = ready(args.out, ext_out, gaps, stream, bo);
   launch_banded(x, stream);
-  if (host_out != nullptr) {
-    MARG_CUDA_TRY(cudaMemcpyAsync(host_out, so->ptr, so->bytes, cudaMemcpyDeviceToHost, stream));
+  mark_enqueued(stream);
+  if (bo) {
+    MARG_CUDA_TRY(cudaMemcpyAsync(args.out, bo->get(), bo->bytes(), cudaMemcpyDefault, stream));
     // the caller reads host memory right after return
-    MARG_CUDA_TRY(cudaStreamSynchronize(stream));
+    marg::synchronize(stream_view{stream});
   }
 }
 

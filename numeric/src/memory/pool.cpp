@@ -1,55 +1,509 @@
-// Interim pool: aligned host allocations with counters. To be replaced by
-// the jemalloc arena on CUDA managed memory (issue 3).
+// The libmarg pool: one private jemalloc arena (see jemalloc.hpp and
+// cmake/marg_dependencies.cmake for how jemalloc is kept private) whose
+// extents come from CUDA managed memory when a GPU is usable and from mmap
+// otherwise.
+//
+// Extent hooks. Each alloc hook call maps one chunk. jemalloc may split a
+// chunk's extents and merge them back (merges are refused across chunks); a
+// dalloc of any piece succeeds, and the chunk is unmapped (cudaFree/munmap)
+// once all of its bytes have been handed back, so nothing is retained
+// forever (retain:false). The cap is enforced in the alloc hook.
+//
+// Streams (GPU only). A block freed on a libmarg thread stream s goes to s's
+// free list and is reused at once by allocations on s. A block freed on a
+// stream libmarg does not own goes into a batch with an event recorded right
+// after the free. Free lists are closed by recording an event on their
+// stream; a closed batch goes back to jemalloc (and so to every stream) only
+// once its event has completed: rmm's rule.
 #include <marg/numeric/error.hpp>
 #include <marg/numeric/pool.hpp>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <atomic>
+#include <cctype>
+#include <cstdint>
 #include <cstdlib>
-#include <new>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "device_memory.hpp"
+#include "jemalloc.hpp"
+
+// options of libmarg's private jemalloc: never keep unmapped address space
+// (retain:false makes shrinking reach the dalloc hook), purge dirty pages
+// straight to the hook (muzzy_decay_ms:0)
+extern "C" {
+const char* je_malloc_conf = "retain:false,muzzy_decay_ms:0";
+}
 
 namespace marg {
 namespace {
-std::atomic<std::size_t> in_use{0};
-std::atomic<std::size_t> limit{std::size_t{1} << 40};
-}  // namespace
 
-void* allocate(std::size_t bytes, stream_view) {
-  if (bytes == 0) return nullptr;
-  const std::size_t rounded = (bytes + pool_alignment - 1) / pool_alignment * pool_alignment;
-  if (in_use.load() + rounded > limit.load())
-    throw out_of_memory("marg::allocate: requested " + std::to_string(bytes) + " bytes, " +
-                        std::to_string(limit.load() - in_use.load()) + " available");
-  void* p = std::aligned_alloc(pool_alignment, rounded);
-  if (p == nullptr)
-    throw out_of_memory("marg::allocate: requested " + std::to_string(bytes) +
-                        " bytes, the system has none");
-  in_use += rounded;
+namespace dev = detail::device;
+
+static_assert(pool_alignment == 256);
+constexpr int align_flag = MALLOCX_LG_ALIGN(8);  // pool_alignment
+constexpr std::size_t host_page = 4096;
+
+// one mapping obtained from the system
+struct chunk {
+  void* raw;              // what to unmap / cudaFree
+  std::size_t raw_bytes;  // its length (host)
+  std::size_t bytes;      // usable length, from the chunk's key
+  std::size_t released;   // bytes jemalloc has handed back
+  bool managed;
+};
+
+// blocks freed on a stream, waiting for an event before general reuse
+struct batch {
+  void* event;
+  std::vector<std::pair<void*, std::size_t>> blocks;  // pointer, size class
+};
+
+// a thread stream's free list: reusable at once on that stream
+struct stream_list {
+  std::unordered_map<std::size_t, std::vector<void*>> blocks;  // by size class
+  std::size_t bytes = 0;
+};
+
+struct pool_state {
+  unsigned arena = 0;
+  bool managed = false;
+  std::atomic<std::size_t> in_use{0};
+  std::atomic<std::size_t> reserved{0};
+  std::atomic<std::size_t> limit{0};
+
+  std::mutex chunk_mutex;
+  std::map<std::uintptr_t, chunk> chunks;  // by usable start address
+
+  std::mutex stream_mutex;
+  std::unordered_map<void*, stream_list> lists;  // libmarg streams only
+  std::vector<batch> closed;
+  std::size_t pending = 0;  // bytes in lists and closed batches
+};
+
+pool_state* g_pool = nullptr;  // set before the arena exists: hooks read it
+
+std::size_t align_up(std::size_t x, std::size_t a) {
+  return (x + a - 1) / a * a;
+}
+
+// ---------------------------------------------------------------- mappings
+
+chunk map_host(std::size_t bytes, std::size_t alignment, void*& base) {
+  const std::size_t extra = alignment > host_page ? alignment : 0;
+  void* raw =
+      mmap(nullptr, bytes + extra, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) return {nullptr, 0, 0, 0, false};
+  const auto r = reinterpret_cast<std::uintptr_t>(raw);
+  const std::uintptr_t b = align_up(r, alignment);
+  // give back the slack on both sides
+  if (b > r) munmap(raw, b - r);
+  if (r + bytes + extra > b + bytes) munmap(reinterpret_cast<void*>(b + bytes), r + extra - b);
+  base = reinterpret_cast<void*>(b);
+  return {base, bytes, bytes, 0, false};
+}
+
+chunk map_managed(std::size_t bytes, std::size_t alignment, void*& base) {
+  void* raw = dev::alloc_managed(bytes);
+  if (raw != nullptr && reinterpret_cast<std::uintptr_t>(raw) % alignment == 0) {
+    base = raw;
+    return {raw, bytes, bytes, 0, true};
+  }
+  // not aligned enough: ask for more and align inside
+  dev::free_managed(raw);
+  raw = dev::alloc_managed(bytes + alignment);
+  if (raw == nullptr) return {nullptr, 0, 0, 0, true};
+  base = reinterpret_cast<void*>(align_up(reinterpret_cast<std::uintptr_t>(raw), alignment));
+  return {raw, bytes + alignment, bytes, 0, true};
+}
+
+void unmap(const chunk& c) noexcept {
+  if (c.managed)
+    dev::free_managed(c.raw);
+  else
+    munmap(c.raw, c.raw_bytes);
+}
+
+// ---------------------------------------------------------------- hooks
+
+void* hook_alloc(extent_hooks_t*, void* new_addr, std::size_t bytes, std::size_t alignment,
+                 bool* zero, bool* commit, unsigned) {
+  if (new_addr != nullptr) return nullptr;  // no growth in place
+  pool_state& s = *g_pool;
+  // reserve against the cap first, so that concurrent hooks cannot overshoot it
+  std::size_t r = s.reserved.load();
+  do {
+    const std::size_t lim = s.limit.load();
+    if (bytes > lim || r > lim - bytes) return nullptr;
+  } while (!s.reserved.compare_exchange_weak(r, r + bytes));
+  void* base = nullptr;
+  const chunk c =
+      s.managed ? map_managed(bytes, alignment, base) : map_host(bytes, alignment, base);
+  if (c.raw == nullptr) {
+    s.reserved -= bytes;
+    return nullptr;
+  }
+  if (c.managed && *zero) std::memset(base, 0, bytes);  // mmap memory is zero already
+  if (!c.managed) *zero = true;
+  *commit = true;
+  try {
+    const std::lock_guard lock(s.chunk_mutex);
+    s.chunks.emplace(reinterpret_cast<std::uintptr_t>(base), c);
+  } catch (...) {
+    unmap(c);
+    s.reserved -= bytes;
+    return nullptr;
+  }
+  return base;
+}
+
+// the chunk holding [addr, addr + bytes), or chunks.end()
+std::map<std::uintptr_t, chunk>::iterator find_chunk(pool_state& s, const void* addr,
+                                                     std::size_t bytes) {
+  const auto a = reinterpret_cast<std::uintptr_t>(addr);
+  auto it = s.chunks.upper_bound(a);
+  if (it == s.chunks.begin()) return s.chunks.end();
+  --it;
+  if (a + bytes > it->first + it->second.bytes) return s.chunks.end();
+  return it;
+}
+
+bool hook_dalloc(extent_hooks_t*, void* addr, std::size_t bytes, bool, unsigned) {
+  pool_state& s = *g_pool;
+  chunk gone{};
+  {
+    const std::lock_guard lock(s.chunk_mutex);
+    const auto it = find_chunk(s, addr, bytes);
+    if (it == s.chunks.end()) return true;  // not ours: let jemalloc keep it
+    it->second.released += bytes;
+    if (it->second.released < it->second.bytes) return false;  // rest still in use
+    gone = it->second;
+    s.chunks.erase(it);
+  }
+  unmap(gone);
+  s.reserved -= gone.bytes;
+  return false;
+}
+
+void hook_destroy(extent_hooks_t* h, void* addr, std::size_t bytes, bool committed, unsigned a) {
+  (void)hook_dalloc(h, addr, bytes, committed, a);
+}
+
+bool hook_split(extent_hooks_t*, void*, std::size_t, std::size_t, std::size_t, bool, unsigned) {
+  return false;  // pieces stay inside their chunk
+}
+
+bool hook_merge(extent_hooks_t*, void* a, std::size_t bytes_a, void* b, std::size_t bytes_b, bool,
+                unsigned) {
+  pool_state& s = *g_pool;
+  const std::lock_guard lock(s.chunk_mutex);
+  const auto ia = find_chunk(s, a, bytes_a);
+  return ia == s.chunks.end() || ia != find_chunk(s, b, bytes_b);  // true refuses
+}
+
+extent_hooks_t hooks = {hook_alloc, hook_dalloc, hook_destroy, nullptr,   nullptr,
+                        nullptr,    nullptr,     hook_split,   hook_merge};
+
+// ---------------------------------------------------------------- setup
+
+// parses MARG_POOL_LIMIT: bytes with an optional K, M, G or T (powers of 1024)
+std::size_t parse_limit(const char* text) {
+  const std::string t(text);
+  const auto bad = [&] {
+    return marg::invalid_argument("marg pool: MARG_POOL_LIMIT = '" + t +
+                                  "' (must be a positive number of bytes with an optional K, M, "
+                                  "G or T suffix)");
+  };
+  std::size_t i = 0;
+  unsigned long long v = 0;
+  while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i]))) {
+    const unsigned long long d = static_cast<unsigned long long>(t[i] - '0');
+    if (v > (~0ull - d) / 10) throw bad();
+    v = v * 10 + d;
+    ++i;
+  }
+  if (i == 0) throw bad();
+  int shift = 0;
+  if (i < t.size()) {
+    switch (std::toupper(static_cast<unsigned char>(t[i]))) {
+      case 'K':
+        shift = 10;
+        break;
+      case 'M':
+        shift = 20;
+        break;
+      case 'G':
+        shift = 30;
+        break;
+      case 'T':
+        shift = 40;
+        break;
+      default:
+        throw bad();
+    }
+    ++i;
+    if (i < t.size() && (t[i] == 'i' || t[i] == 'I')) ++i;
+    if (i < t.size() && (t[i] == 'B' || t[i] == 'b')) ++i;
+  }
+  if (i != t.size() || v == 0 || v > (~0ull >> shift)) throw bad();
+  return static_cast<std::size_t>(v << shift);
+}
+
+std::size_t default_limit(bool managed) {
+  if (const char* env = std::getenv("MARG_POOL_LIMIT"); env != nullptr && *env != '\0')
+    return parse_limit(env);
+  if (managed) return dev::free_memory() / 10 * 8;  // 80 % of what the GPU has free now
+  const long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || size <= 0) return std::size_t{1} << 34;
+  return static_cast<std::size_t>(pages) * static_cast<std::size_t>(size) / 2;
+}
+
+pool_state* make_pool() {
+  auto s = std::make_unique<pool_state>();
+  s->managed = dev::usable();
+  s->limit = default_limit(s->managed);
+  g_pool = s.get();
+  extent_hooks_t* h = &hooks;
+  unsigned arena = 0;
+  std::size_t len = sizeof(arena);
+  if (const int rc = je_mallctl("arenas.create", &arena, &len, &h, sizeof(h)); rc != 0) {
+    g_pool = nullptr;
+    throw out_of_memory("marg pool: jemalloc cannot create the arena (error " + std::to_string(rc) +
+                        ")");
+  }
+  s->arena = arena;
+  return s.release();  // never destroyed: blocks may be freed during static destruction
+}
+
+pool_state& pool() {
+  static pool_state* const s = make_pool();
+  return *s;
+}
+
+// ---------------------------------------------------------------- thread caches
+
+// the calling thread's explicit jemalloc cache: 0 none yet, -1 gone, else id + 1
+thread_local long tl_tcache = 0;
+
+struct tcache_guard {
+  ~tcache_guard() {
+    if (tl_tcache > 0) {
+      unsigned id = static_cast<unsigned>(tl_tcache - 1);
+      (void)je_mallctl("tcache.destroy", nullptr, nullptr, &id, sizeof(id));
+    }
+    tl_tcache = -1;  // frees later in this thread's exit go without a cache
+  }
+};
+
+int tcache_flag() {
+  if (tl_tcache > 0) return MALLOCX_TCACHE(static_cast<unsigned>(tl_tcache - 1));
+  if (tl_tcache < 0) return MALLOCX_TCACHE_NONE;
+  unsigned id = 0;
+  std::size_t len = sizeof(id);
+  if (je_mallctl("tcache.create", &id, &len, nullptr, 0) != 0) return MALLOCX_TCACHE_NONE;
+  tl_tcache = static_cast<long>(id) + 1;
+  thread_local tcache_guard guard;  // destroys the cache at thread exit
+  (void)guard;
+  return MALLOCX_TCACHE(id);
+}
+
+void flush_thread_cache() noexcept {
+  if (tl_tcache > 0) {
+    unsigned id = static_cast<unsigned>(tl_tcache - 1);
+    (void)je_mallctl("tcache.flush", nullptr, nullptr, &id, sizeof(id));
+  }
+}
+
+void purge_arena(const pool_state& s) noexcept {
+  const std::string name = "arena." + std::to_string(s.arena) + ".purge";
+  (void)je_mallctl(name.c_str(), nullptr, nullptr, nullptr, 0);
+}
+
+// ---------------------------------------------------------------- stream order
+
+std::size_t reap_threshold(const pool_state& s) {
+  return std::min<std::size_t>(std::size_t{64} << 20, s.limit.load() / 8);
+}
+
+void release_blocks(const std::vector<std::pair<void*, std::size_t>>& blocks) noexcept {
+  const int flags = align_flag | tcache_flag();
+  for (const auto& [p, n] : blocks) je_sdallocx(p, n, flags);
+}
+
+// Closes every thread stream's free list and returns to jemalloc the batches
+// whose events completed (all of them, after waiting, when `wait`).
+void reap(pool_state& s, bool wait) noexcept {
+  std::vector<batch> work;
+  {
+    const std::lock_guard lock(s.stream_mutex);
+    for (auto& [stream, list] : s.lists) {
+      if (list.bytes == 0) continue;
+      batch b{dev::record_event(stream), {}};
+      for (auto& [n, ptrs] : list.blocks)
+        for (void* p : ptrs) b.blocks.emplace_back(p, n);
+      list.blocks.clear();
+      list.bytes = 0;
+      if (b.event == nullptr) dev::synchronize_quietly(stream);  // no event: wait instead
+      s.closed.push_back(std::move(b));
+    }
+    work.swap(s.closed);
+  }
+  std::vector<std::pair<void*, std::size_t>> done;
+  std::vector<batch> keep;
+  for (batch& b : work) {
+    // a batch without event was ordered by synchronizing its stream
+    if (b.event != nullptr && !wait && !dev::event_done(b.event)) {
+      keep.push_back(std::move(b));
+      continue;
+    }
+    if (b.event != nullptr) {
+      if (wait)
+        dev::wait_and_release_event(b.event);
+      else
+        dev::release_event(b.event);
+    }
+    done.insert(done.end(), b.blocks.begin(), b.blocks.end());
+  }
+  std::size_t freed = 0;
+  for (const auto& blk : done) freed += blk.second;
+  {
+    const std::lock_guard lock(s.stream_mutex);
+    for (batch& b : keep) s.closed.push_back(std::move(b));
+    s.pending -= freed;
+  }
+  release_blocks(done);
+}
+
+// a block of size class n freed earlier on the thread stream `stream`, or nullptr
+void* take_from_list(pool_state& s, void* stream, std::size_t n) {
+  const std::lock_guard lock(s.stream_mutex);
+  const auto it = s.lists.find(stream);
+  if (it == s.lists.end()) return nullptr;
+  const auto blk = it->second.blocks.find(n);
+  if (blk == it->second.blocks.end() || blk->second.empty()) return nullptr;
+  void* p = blk->second.back();
+  blk->second.pop_back();
+  it->second.bytes -= n;
+  s.pending -= n;
   return p;
 }
 
-void deallocate(void* ptr, std::size_t bytes, stream_view) noexcept {
+// parks a block freed on `sv` until stream order allows its reuse; false when
+// it can go back to jemalloc at once
+bool park(pool_state& s, void* p, std::size_t n, stream_view sv) noexcept {
+  void* stream = nullptr;
+  try {
+    stream = dev::resolve_stream(sv.handle());
+  } catch (...) {
+    return false;  // the thread has no stream: no work was ordered on it
+  }
+  try {
+    if (dev::own_stream(stream)) {
+      const std::lock_guard lock(s.stream_mutex);
+      stream_list& list = s.lists[stream];
+      list.blocks[n].push_back(p);
+      list.bytes += n;
+      s.pending += n;
+      return true;
+    }
+    void* event = dev::record_event(stream);
+    if (event == nullptr) {
+      dev::synchronize_quietly(stream);
+      return false;
+    }
+    const std::lock_guard lock(s.stream_mutex);
+    s.closed.push_back({event, {{p, n}}});
+    s.pending += n;
+    return true;
+  } catch (...) {  // bad_alloc of the bookkeeping: order by waiting instead
+    dev::synchronize_quietly(stream);
+    return false;
+  }
+}
+
+std::string bytes_text(std::size_t b) {
+  return std::to_string(b) + " bytes";
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- public
+
+void* allocate(std::size_t bytes, stream_view stream) {
+  if (bytes == 0) return nullptr;
+  pool_state& s = pool();
+  const std::size_t n = je_nallocx(bytes, align_flag);  // 0 when too large for jemalloc
+  if (n != 0 && s.managed) {
+    if (void* p = take_from_list(s, dev::resolve_stream(stream.handle()), n)) {
+      s.in_use += n;
+      return p;
+    }
+    bool reap_now = false;
+    {
+      const std::lock_guard lock(s.stream_mutex);
+      reap_now = s.pending > reap_threshold(s);
+    }
+    if (reap_now) reap(s, false);
+  }
+  const int flags = align_flag | MALLOCX_ARENA(s.arena) | tcache_flag();
+  void* p = n == 0 ? nullptr : je_mallocx(bytes, flags);
+  if (p == nullptr && n != 0) {
+    // give back everything cached, then try once more
+    reap(s, true);
+    flush_thread_cache();
+    purge_arena(s);
+    p = je_mallocx(bytes, flags);
+  }
+  if (p == nullptr) {
+    const std::size_t lim = s.limit.load(), res = s.reserved.load();
+    throw out_of_memory("marg::allocate: requested " + bytes_text(bytes) + ", available " +
+                        bytes_text(lim > res ? lim - res : 0) + " (pool limit " + bytes_text(lim) +
+                        ", reserved " + bytes_text(res) + ", in use " +
+                        bytes_text(s.in_use.load()) + ")");
+  }
+  s.in_use += n;
+  return p;
+}
+
+void deallocate(void* ptr, std::size_t bytes, stream_view stream) noexcept {
   if (ptr == nullptr) return;
-  in_use -= (bytes + pool_alignment - 1) / pool_alignment * pool_alignment;
-  std::free(ptr);
+  pool_state& s = *g_pool;  // a block exists, so the pool does
+  const std::size_t n = je_nallocx(bytes, align_flag);
+  s.in_use -= n;
+  if (s.managed && park(s, ptr, n, stream)) return;
+  je_sdallocx(ptr, n, align_flag | tcache_flag());
 }
 
 pool_statistics pool_stats() {
-  return {in_use.load(), in_use.load(), limit.load()};
+  pool_state& s = pool();
+  return {s.in_use.load(), s.reserved.load(), s.limit.load()};
 }
 
 void set_pool_limit(std::size_t bytes) {
   MARG_EXPECTS(bytes >= 1, detail::bad_argument("marg::set_pool_limit", "bytes",
                                                 static_cast<std::int64_t>(bytes), ">= 1"));
-  limit.store(bytes);
+  pool().limit.store(bytes);
 }
 
 std::size_t pool_limit() {
-  return limit.load();
+  return pool().limit.load();
 }
 
-namespace detail {
-void wait_for_stream(stream_view) {}
-}  // namespace detail
+void pool_trim() {
+  pool_state& s = pool();
+  if (s.managed) reap(s, true);
+  flush_thread_cache();
+  purge_arena(s);
+}
 
 }  // namespace marg

@@ -5,9 +5,12 @@
 #include <algorithm>
 #include <cstddef>
 #include <initializer_list>
+#include <limits>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include <marg/numeric/error.hpp>
 #include <marg/numeric/pool.hpp>
 #include <marg/numeric/stream.hpp>
 
@@ -15,12 +18,29 @@ namespace marg {
 
 namespace detail {
 /// Blocks the host until work queued on `stream` has finished (no-op on the CPU).
+/// @param stream the stream
 void wait_for_stream(stream_view stream);
+/// Readies `bytes` of pool memory at `ptr` for host access: when libmarg work
+/// on `stream` may be pending, migrates the range to the host on `stream` and
+/// waits for the stream. No CUDA call without a GPU, and none on a libmarg
+/// stream with nothing queued since it was last waited for.
+/// @param ptr first byte
+/// @param bytes number of bytes
+/// @param stream the stream the memory's work is ordered on
+void prepare_host_access(const void* ptr, std::size_t bytes, stream_view stream);
+/// @param stream a stream, or the default
+/// @return `stream`, with the default replaced by the calling thread's libmarg
+///         stream when a GPU is usable (unchanged otherwise)
+stream_view resolve_stream(stream_view stream);
 }  // namespace detail
 
 /// A 1-D owning buffer from the pool. Move-only: copy with clone().
-/// Host element access (operator[], begin, end, to_vector) first waits for
-/// GPU work pending on the array's stream.
+/// The array keeps the stream it was made on (the default resolves to the
+/// constructing thread's stream), and host element access (operator[],
+/// begin, to_vector, clone, the filling constructors) first waits for libmarg
+/// work pending on that stream and migrates the elements to the host. Pass
+/// stream() to numeric calls on the array; after work of your own on the
+/// stream, call marg::synchronize(stream()) before host access.
 template <class T>
 class array {
  public:
@@ -29,25 +49,27 @@ class array {
   /// @param size number of elements (uninitialized)
   /// @param stream the stream the array's work is ordered on
   explicit array(std::size_t size, stream_view stream = {})
-      : data_(static_cast<T*>(allocate(size * sizeof(T), stream))), size_(size), stream_(stream) {}
+      : stream_(detail::resolve_stream(stream)),
+        data_(static_cast<T*>(allocate(bytes_of(size), stream_))),
+        size_(size) {}
   /// @param size number of elements
   /// @param value value of every element
-  array(std::size_t size, const T& value) : array(size) { std::fill(data_, data_ + size_, value); }
+  array(std::size_t size, const T& value) : array(size) { std::fill(begin(), end(), value); }
   /// @param values the elements
   explicit array(const std::vector<T>& values) : array(values.size()) {
-    std::copy(values.begin(), values.end(), data_);
+    std::copy(values.begin(), values.end(), begin());
   }
   /// @param values the elements
   array(std::initializer_list<T> values) : array(values.size()) {
-    std::copy(values.begin(), values.end(), data_);
+    std::copy(values.begin(), values.end(), begin());
   }
   array(const array&) = delete;
   array& operator=(const array&) = delete;
   /// Moves; the source is left empty.
   array(array&& other) noexcept
-      : data_(std::exchange(other.data_, nullptr)),
-        size_(std::exchange(other.size_, 0)),
-        stream_(other.stream_) {}
+      : stream_(other.stream_),
+        data_(std::exchange(other.data_, nullptr)),
+        size_(std::exchange(other.size_, 0)) {}
   /// Moves; the source is left empty.
   array& operator=(array&& other) noexcept {
     if (this != &other) {
@@ -63,8 +85,7 @@ class array {
   /// @return a deep copy on the same stream
   array clone() const {
     array c(size_, stream_);
-    detail::wait_for_stream(stream_);
-    std::copy(data_, data_ + size_, c.data_);
+    std::copy(begin(), end(), c.begin());
     return c;
   }
   /// @return number of elements
@@ -80,44 +101,51 @@ class array {
   /// @param i index below size()
   /// @return element i, after pending GPU work on the array finished
   T& operator[](std::size_t i) {
-    detail::wait_for_stream(stream_);
+    host_access();
     return data_[i];
   }
   /// @param i index below size()
   /// @return element i, after pending GPU work on the array finished
   const T& operator[](std::size_t i) const {
-    detail::wait_for_stream(stream_);
+    host_access();
     return data_[i];
   }
   /// @return iterator to the first element, after pending GPU work finished
   T* begin() {
-    detail::wait_for_stream(stream_);
+    host_access();
     return data_;
   }
   /// @return iterator past the last element
   T* end() { return data_ + size_; }
   /// @return iterator to the first element, after pending GPU work finished
   const T* begin() const {
-    detail::wait_for_stream(stream_);
+    host_access();
     return data_;
   }
   /// @return iterator past the last element
   const T* end() const { return data_ + size_; }
   /// @return a host copy of the elements
   std::vector<T> to_vector() const {
-    detail::wait_for_stream(stream_);
+    host_access();
     return std::vector<T>(data_, data_ + size_);
   }
 
  private:
+  static std::size_t bytes_of(std::size_t size) {
+    if (size > std::numeric_limits<std::size_t>::max() / sizeof(T))
+      throw out_of_memory("marg::array: size = " + std::to_string(size) +
+                          " elements overflow the address space");
+    return size * sizeof(T);
+  }
+  void host_access() const { detail::prepare_host_access(data_, size_ * sizeof(T), stream_); }
   void release() noexcept {
     if (data_ != nullptr) deallocate(data_, size_ * sizeof(T), stream_);
     data_ = nullptr;
     size_ = 0;
   }
+  stream_view stream_{};  // first: the allocation in the constructor uses it
   T* data_ = nullptr;
   std::size_t size_ = 0;
-  stream_view stream_{};
 };
 
 }  // namespace marg

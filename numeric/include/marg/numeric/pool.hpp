@@ -1,6 +1,16 @@
 /// @file pool.hpp
 /// @brief The memory pool every libmarg array comes from: CUDA managed memory
 /// when a GPU is present, host memory otherwise.
+///
+/// The pool is a private jemalloc arena whose extents come from
+/// `cudaMallocManaged` (or `mmap` without a GPU) and go back to CUDA when the
+/// pool shrinks; each host thread has its own cache, and a block may be freed
+/// by any thread. With a GPU, allocation is stream-ordered (as in rmm): a
+/// block freed on stream s is reused at once by allocations on s (s orders
+/// the old and the new use), and by other streams only after an event
+/// recorded on s after the free has completed. A block returned by
+/// allocate(bytes, s) may therefore still be in use by work queued earlier on
+/// s: host code must synchronize(s) before touching it (marg::array does).
 #pragma once
 
 #include <cstddef>
@@ -43,5 +53,26 @@ void set_pool_limit(std::size_t bytes);
 
 /// @return the cap on reserved bytes
 std::size_t pool_limit();
+
+/// Returns cached memory to the system (to CUDA on a GPU): waits for the
+/// events of blocks freed on streams, flushes the calling thread's cache and
+/// purges unused extents. Blocks cached by other threads stay cached until
+/// those threads allocate, free or exit.
+void pool_trim();
+
+/// Where managed memory should be resident.
+enum class memory_location {
+  host,   ///< host memory (before host reads)
+  device  ///< the current CUDA device (before kernels)
+};
+
+/// Migrates managed memory, ordered on `stream`. A no-op without a GPU and on
+/// memory that is not managed (host or device memory).
+/// @param ptr first byte
+/// @param bytes number of bytes
+/// @param where the destination
+/// @param stream the stream the migration is ordered on
+/// @throws marg::cuda_error when CUDA reports an error
+void prefetch(const void* ptr, std::size_t bytes, memory_location where, stream_view stream = {});
 
 }  // namespace marg

@@ -5,9 +5,12 @@
 namespace marg {
 
 /// A non-owning handle of a CUDA stream. Default-constructed, it names the
-/// calling host thread's own libmarg stream. Construct it from a
-/// `cudaStream_t` with `marg::stream_view{static_cast<void*>(s)}`.
-/// The CPU backend ignores it (CPU calls complete before returning).
+/// calling host thread's own libmarg stream (created on first use, never
+/// destroyed, handed to a new thread when its thread exits; it synchronizes
+/// with the legacy default stream). Construct it from a `cudaStream_t` with
+/// `marg::stream_view{static_cast<void*>(s)}`; such a stream must outlive the
+/// work and the pool blocks ordered on it. The CPU backend ignores it (CPU
+/// calls complete before returning).
 class stream_view {
  public:
   /// The calling thread's default libmarg stream.
@@ -22,5 +25,11 @@ class stream_view {
  private:
   void* handle_ = nullptr;
 };
+
+/// Blocks the host until the work queued on `stream` has finished. A no-op
+/// on a machine without a usable GPU.
+/// @param stream the stream; default: the calling thread's libmarg stream
+/// @throws marg::cuda_error when the stream reports an error
+void synchronize(stream_view stream = {});
 
 }  // namespace marg

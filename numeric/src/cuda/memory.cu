@@ -1,0 +1,109 @@
+// Managed memory and events for the pool (src/memory/pool.cpp). Every
+// function here is noexcept: CUDA errors come back as nullptr or false and are
+// cleared, so that the pool's hooks and deallocate never throw.
+#include <mutex>
+#include <vector>
+
+#include <marg/numeric/backend.hpp>
+
+#include "../memory/device_memory.hpp"
+#include "cuda_check.hpp"
+
+namespace marg::detail::device {
+namespace {
+
+// recycled events (creating one costs more than recording it)
+struct event_pool {
+  std::mutex mutex;
+  std::vector<cudaEvent_t> spare;
+};
+
+event_pool& events() {
+  static auto* p = new event_pool;  // never destroyed: used during static destruction
+  return *p;
+}
+
+}  // namespace
+
+bool usable() noexcept {
+  try {
+    return marg::device_count() > 0;
+  } catch (...) {
+    return false;
+  }
+}
+
+void* alloc_managed(std::size_t bytes) noexcept {
+  void* p = nullptr;
+  if (cudaMallocManaged(&p, bytes, cudaMemAttachGlobal) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return nullptr;
+  }
+  return p;
+}
+
+void free_managed(void* p) noexcept {
+  if (p != nullptr && cudaFree(p) != cudaSuccess) (void)cudaGetLastError();
+}
+
+std::size_t free_memory() noexcept {
+  std::size_t free = 0, total = 0;
+  if (cudaMemGetInfo(&free, &total) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return free;
+}
+
+void* record_event(void* stream) noexcept {
+  cudaEvent_t e = nullptr;
+  {
+    event_pool& p = events();
+    const std::lock_guard lock(p.mutex);
+    if (!p.spare.empty()) {
+      e = p.spare.back();
+      p.spare.pop_back();
+    }
+  }
+  if (e == nullptr && cudaEventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return nullptr;
+  }
+  if (cudaEventRecord(e, static_cast<cudaStream_t>(stream)) != cudaSuccess) {
+    (void)cudaGetLastError();
+    (void)cudaEventDestroy(e);
+    return nullptr;
+  }
+  return e;
+}
+
+bool event_done(void* event) noexcept {
+  const cudaError_t s = cudaEventQuery(static_cast<cudaEvent_t>(event));
+  if (s == cudaErrorNotReady) return false;
+  // an error other than not-ready: the work will never run, so nothing uses the blocks
+  if (s != cudaSuccess) (void)cudaGetLastError();
+  return true;
+}
+
+void release_event(void* event) noexcept {
+  event_pool& p = events();
+  try {
+    const std::lock_guard lock(p.mutex);
+    p.spare.push_back(static_cast<cudaEvent_t>(event));
+  } catch (...) {
+    (void)cudaEventDestroy(static_cast<cudaEvent_t>(event));
+  }
+}
+
+void wait_and_release_event(void* event) noexcept {
+  if (cudaEventSynchronize(static_cast<cudaEvent_t>(event)) != cudaSuccess)
+    (void)cudaGetLastError();
+  release_event(event);
+}
+
+void synchronize_quietly(void* stream) noexcept {
+  if (cudaStreamSynchronize(static_cast<cudaStream_t>(stream)) != cudaSuccess)
+    (void)cudaGetLastError();
+}
+
+}  // namespace marg::detail::device

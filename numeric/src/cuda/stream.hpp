@@ -1,0 +1,33 @@
+// Streams of the CUDA backend: the per-thread libmarg stream, stream
+// resolution, bookkeeping of libmarg work per stream, prefetch. Not installed.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+#include <marg/numeric/stream.hpp>
+
+namespace marg::detail::cuda {
+
+/// @param stream a view; the default names the calling thread's libmarg stream
+/// @return the cudaStream_t (the thread's stream is created on first use)
+/// @throws marg::cuda_error when the stream cannot be created
+cudaStream_t resolve(stream_view stream);
+
+/// Records that libmarg queued work on `stream`, so that the next host access
+/// ordered on it waits. Call after every launch or prefetch.
+/// @param stream a resolved stream
+void mark_enqueued(cudaStream_t stream) noexcept;
+
+/// Migrates managed memory to the current device (`to_device`) or to the host,
+/// ordered on `stream`. No-op when the device cannot prefetch (no concurrent
+/// managed access).
+/// @param ptr first byte of managed memory
+/// @param bytes number of bytes
+/// @param to_device destination
+/// @param stream a resolved stream
+/// @throws marg::cuda_error
+void prefetch_managed(const void* ptr, std::size_t bytes, bool to_device, cudaStream_t stream);
+
+}  // namespace marg::detail::cuda

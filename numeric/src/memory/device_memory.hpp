@@ -1,0 +1,76 @@
+// What the pool needs from CUDA, without CUDA types: managed memory, free
+// device memory, streams and events. Defined in src/cuda/memory.cu and
+// src/cuda/stream.cu in CUDA builds and in src/memory/no_device.cpp
+// otherwise. Not installed.
+#pragma once
+
+#include <cstddef>
+
+namespace marg::detail::device {
+
+/// @return true when pool memory is CUDA managed memory (a GPU is usable)
+bool usable() noexcept;
+
+/// @param bytes size
+/// @return managed memory, or nullptr when CUDA refuses
+void* alloc_managed(std::size_t bytes) noexcept;
+
+/// Frees managed memory (errors, e.g. at process exit, are ignored).
+/// @param p from alloc_managed
+void free_managed(void* p) noexcept;
+
+/// @return bytes free on the current device (0 without one)
+std::size_t free_memory() noexcept;
+
+/// @param handle a cudaStream_t, or nullptr for the calling thread's stream
+/// @return the cudaStream_t itself (the thread's stream created on first use)
+/// @throws marg::cuda_error when the thread's stream cannot be created
+void* resolve_stream(void* handle);
+
+/// @param stream a resolved cudaStream_t
+/// @return true for a stream libmarg created (a thread's stream); libmarg
+///         never destroys those
+bool own_stream(void* stream) noexcept;
+
+/// Records an event on `stream` (events are recycled).
+/// @param stream a resolved cudaStream_t
+/// @return the event, or nullptr when recording failed
+void* record_event(void* stream) noexcept;
+
+/// @param event from record_event
+/// @return true once the work before the event has finished (or failed)
+bool event_done(void* event) noexcept;
+
+/// Blocks until the event's work has finished, then recycles the event.
+/// @param event from record_event
+void wait_and_release_event(void* event) noexcept;
+
+/// Recycles a finished event.
+/// @param event from record_event, event_done(event) true
+void release_event(void* event) noexcept;
+
+/// Blocks the host until all work on `stream` has finished (errors ignored).
+/// @param stream a resolved cudaStream_t
+void synchronize_quietly(void* stream) noexcept;
+
+/// Blocks the host until all work on `stream` has finished.
+/// @param stream a cudaStream_t or nullptr (the thread's stream)
+/// @throws marg::cuda_error
+void synchronize(void* stream);
+
+/// See marg::detail::prepare_host_access.
+/// @param ptr first byte
+/// @param bytes number of bytes
+/// @param stream a cudaStream_t or nullptr (the thread's stream)
+/// @throws marg::cuda_error
+void host_access(const void* ptr, std::size_t bytes, void* stream);
+
+/// Migrates managed memory on `stream`; a no-op on other memory.
+/// @param ptr first byte
+/// @param bytes number of bytes
+/// @param to_device true: to the current device; false: to the host
+/// @param stream a cudaStream_t or nullptr (the thread's stream)
+/// @throws marg::cuda_error
+void prefetch(const void* ptr, std::size_t bytes, bool to_device, void* stream);
+
+}  // namespace marg::detail::device

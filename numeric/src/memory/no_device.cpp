@@ -1,0 +1,36 @@
+// The device interface of a build without the CUDA backend: no GPU, and the
+// pool never calls the rest.
+#include "device_memory.hpp"
+
+namespace marg::detail::device {
+
+bool usable() noexcept {
+  return false;
+}
+void* alloc_managed(std::size_t) noexcept {
+  return nullptr;
+}
+void free_managed(void*) noexcept {}
+std::size_t free_memory() noexcept {
+  return 0;
+}
+void* resolve_stream(void* handle) {
+  return handle;
+}
+bool own_stream(void*) noexcept {
+  return false;
+}
+void* record_event(void*) noexcept {
+  return nullptr;
+}
+bool event_done(void*) noexcept {
+  return true;
+}
+void wait_and_release_event(void*) noexcept {}
+void release_event(void*) noexcept {}
+void synchronize_quietly(void*) noexcept {}
+void synchronize(void*) {}
+void host_access(const void*, std::size_t, void*) {}
+void prefetch(const void*, std::size_t, bool, void*) {}
+
+}  // namespace marg::detail::device

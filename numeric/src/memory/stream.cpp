@@ -1,0 +1,44 @@
+// Host side of streams: what array and the public API call. Without a usable
+// GPU every function returns before any CUDA call.
+#include <marg/numeric/array.hpp>
+#include <marg/numeric/pool.hpp>
+#include <marg/numeric/stream.hpp>
+
+#include "device_memory.hpp"
+
+namespace marg {
+namespace {
+
+bool gpu() noexcept {
+  static const bool usable = detail::device::usable();
+  return usable;
+}
+
+}  // namespace
+
+void synchronize(stream_view stream) {
+  if (gpu()) detail::device::synchronize(stream.handle());
+}
+
+void prefetch(const void* ptr, std::size_t bytes, memory_location where, stream_view stream) {
+  if (!gpu() || ptr == nullptr || bytes == 0) return;
+  detail::device::prefetch(ptr, bytes, where == memory_location::device, stream.handle());
+}
+
+namespace detail {
+
+void wait_for_stream(stream_view stream) {
+  if (gpu()) device::host_access(nullptr, 0, stream.handle());
+}
+
+void prepare_host_access(const void* ptr, std::size_t bytes, stream_view stream) {
+  if (gpu()) device::host_access(ptr, bytes, stream.handle());
+}
+
+stream_view resolve_stream(stream_view stream) {
+  if (!gpu() || !stream.is_default()) return stream;
+  return stream_view{device::resolve_stream(nullptr)};
+}
+
+}  // namespace detail
+}  // namespace marg
