@@ -1,0 +1,296 @@
+// CUDA benchmark: libmarg's banded-product kernels beside the published
+// baselines (blog v0/v3/v4 at block sizes 128/256/512, cuFFT) on the same GPU.
+// Every benchmark reports the median time of one launch (bursts of launches
+// timed with events, inputs rotated over several buffer sets), GFLOP/s
+// (2 m n per product), the share of the FMA ceiling measured by the
+// fma_ceiling benchmarks (which run first), and the max relative error of
+// its output against a long double reference. scripts/gpu-check turns the
+// JSON output into the summary table.
+#include <benchmark/benchmark.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "baselines.cuh"
+#include "bench_common.hpp"
+#include "cuda/launch.hpp"
+
+namespace {
+
+using marg::detail::banded_args;
+using marg::detail::banded_op;
+
+#define BENCH_CUDA(call)                                                               \
+  do {                                                                                 \
+    const cudaError_t e_ = (call);                                                     \
+    if (e_ != cudaSuccess) {                                                           \
+      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
+      std::exit(2);                                                                    \
+    }                                                                                  \
+  } while (0)
+
+cudaStream_t g_stream = nullptr;
+double g_ceiling[2] = {0, 0};  // FMA ceilings in GFLOP/s: float, double
+
+// ---- FMA ceiling: independent FMA chains per thread, the whole GPU busy ----
+template <class T>
+__global__ void kernel_fma_loop(int iters, T* sink) {
+  T x[8];
+#pragma unroll
+  for (int c = 0; c < 8; ++c) x[c] = T(threadIdx.x + c) * T(1e-3);
+  const T a = T(0.999999), b = T(1e-7);
+  for (int i = 0; i < iters; ++i) {
+#pragma unroll
+    for (int c = 0; c < 8; ++c) x[c] = fma(x[c], a, b);
+  }
+  T s = 0;
+#pragma unroll
+  for (int c = 0; c < 8; ++c) s += x[c];
+  if (s == T(-1)) *sink = s;  // never true; keeps the chains alive
+}
+
+template <class T>
+void BM_fma_ceiling(benchmark::State& state) {
+  int sms = 0;
+  BENCH_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  T* sink = nullptr;
+  BENCH_CUDA(cudaMalloc(&sink, sizeof(T)));
+  const int iters = 1 << 14, blocks = sms * 8, threads = 256;
+  cudaEvent_t e0, e1;
+  BENCH_CUDA(cudaEventCreate(&e0));
+  BENCH_CUDA(cudaEventCreate(&e1));
+  kernel_fma_loop<T><<<blocks, threads, 0, g_stream>>>(iters, sink);
+  std::vector<double> samples;
+  for (auto _ : state) {
+    BENCH_CUDA(cudaEventRecord(e0, g_stream));
+    kernel_fma_loop<T><<<blocks, threads, 0, g_stream>>>(iters, sink);
+    BENCH_CUDA(cudaEventRecord(e1, g_stream));
+    BENCH_CUDA(cudaEventSynchronize(e1));
+    float ms = 0;
+    BENCH_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+    samples.push_back(ms * 1e-3);
+    state.SetIterationTime(ms * 1e-3);
+  }
+  std::sort(samples.begin(), samples.end());
+  const double t = samples[samples.size() / 2];
+  const double gflops = 2.0 * 8 * iters * double(blocks) * threads / t * 1e-9;
+  g_ceiling[sizeof(T) == 8] = gflops;
+  state.counters["us"] = t * 1e6;
+  state.counters["GFLOPs"] = gflops;
+  BENCH_CUDA(cudaEventDestroy(e0));
+  BENCH_CUDA(cudaEventDestroy(e1));
+  BENCH_CUDA(cudaFree(sink));
+}
+
+// ---- one benchmark case: device buffer sets and a reference for set 0 ----
+template <class T>
+struct case_data {
+  banded_op op;
+  int m, n, batch;
+  bool broadcast_b;  // stride 0 for operand b: one operand for every problem
+  std::int64_t la, lb, lout;
+  int sets;
+  std::vector<T*> a, b, out;
+  std::vector<long double> ref;  // set 0, all problems
+  std::vector<T> host_a, host_b;
+};
+
+template <class T>
+case_data<T>& get_case(banded_op op, int m, int n, int batch, bool broadcast_b) {
+  static std::map<std::tuple<int, int, int, int, bool>, std::unique_ptr<case_data<T>>> cache;
+  auto& slot = cache[{static_cast<int>(op), m, n, batch, broadcast_b}];
+  if (slot) return *slot;
+  slot = std::make_unique<case_data<T>>();
+  case_data<T>& c = *slot;
+  c.op = op, c.m = m, c.n = n, c.batch = batch, c.broadcast_b = broadcast_b;
+  const auto len = marg::detail::lengths_of(op, m, n);
+  c.la = len.a, c.lb = len.b, c.lout = len.out;
+  const std::int64_t nb = broadcast_b ? 1 : batch;
+  const double set_bytes = double(sizeof(T)) * (c.la * batch + c.lb * nb + c.lout * batch);
+  // rotate buffer sets so that repeated launches do not all hit the L2 cache
+  c.sets = static_cast<int>(std::clamp(128e6 / set_bytes, 1.0, 8.0));
+  for (int s = 0; s < c.sets; ++s) {
+    const auto ha = marg::bench::random_positive<T>(c.la * batch, 11 + 7 * s);
+    const auto hb = marg::bench::random_positive<T>(c.lb * nb, 12 + 7 * s);
+    T *da, *db, *dout;
+    BENCH_CUDA(cudaMalloc(&da, ha.size() * sizeof(T)));
+    BENCH_CUDA(cudaMalloc(&db, hb.size() * sizeof(T)));
+    BENCH_CUDA(cudaMalloc(&dout, c.lout * batch * sizeof(T)));
+    BENCH_CUDA(cudaMemcpy(da, ha.data(), ha.size() * sizeof(T), cudaMemcpyHostToDevice));
+    BENCH_CUDA(cudaMemcpy(db, hb.data(), hb.size() * sizeof(T), cudaMemcpyHostToDevice));
+    c.a.push_back(da), c.b.push_back(db), c.out.push_back(dout);
+    if (s == 0) c.host_a = ha, c.host_b = hb;
+  }
+  c.ref.resize(static_cast<std::size_t>(c.lout * batch));
+  if (batch == 1) {
+    c.ref = marg::bench::reference_parallel(op, m, n, c.host_a.data(), c.host_b.data());
+  } else {
+    const int nt = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    std::vector<std::thread> pool;
+    for (int t = 0; t < nt; ++t)
+      pool.emplace_back([&, t] {
+        for (int i = t; i < batch; i += nt) {
+          const auto r = marg::bench::reference_one(op, m, n, c.host_a.data() + i * c.la,
+                                                    c.host_b.data() + (broadcast_b ? 0 : i * c.lb));
+          std::copy(r.begin(), r.end(), c.ref.begin() + i * c.lout);
+        }
+      });
+    for (auto& th : pool) th.join();
+  }
+  return c;
+}
+
+template <class T>
+banded_args<T> args_of(const case_data<T>& c, int s) {
+  return {c.op,     c.m, c.n,    c.a[s], 1, c.la, c.b[s], 1, c.broadcast_b ? 0 : c.lb,
+          c.out[s], 1,   c.lout, c.batch};
+}
+
+// times `launch(set)`: median over samples of bursts; sets the counters
+template <class T, class Launch>
+void time_and_check(benchmark::State& state, case_data<T>& c, Launch launch) {
+  cudaEvent_t e0, e1;
+  BENCH_CUDA(cudaEventCreate(&e0));
+  BENCH_CUDA(cudaEventCreate(&e1));
+  for (int i = 0; i < 3; ++i) launch(i % c.sets);  // warm-up
+  BENCH_CUDA(cudaEventRecord(e0, g_stream));
+  for (int i = 0; i < 3; ++i) launch(i % c.sets);
+  BENCH_CUDA(cudaEventRecord(e1, g_stream));
+  BENCH_CUDA(cudaEventSynchronize(e1));
+  float ms = 0;
+  BENCH_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+  // bursts of at least ~200 us so that event resolution does not matter
+  const int burst = static_cast<int>(std::clamp(0.2 / (ms / 3 + 1e-6), 1.0, 1000.0));
+  std::vector<double> samples;
+  int next = 0;
+  for (auto _ : state) {
+    BENCH_CUDA(cudaEventRecord(e0, g_stream));
+    for (int i = 0; i < burst; ++i) launch(next++ % c.sets);
+    BENCH_CUDA(cudaEventRecord(e1, g_stream));
+    BENCH_CUDA(cudaEventSynchronize(e1));
+    BENCH_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+    samples.push_back(ms * 1e-3 / burst);
+    state.SetIterationTime(ms * 1e-3 / burst);
+  }
+  std::sort(samples.begin(), samples.end());
+  const double t = samples[samples.size() / 2];
+  // correctness of the timed code: poison the output (NaN), run on set 0, compare
+  BENCH_CUDA(cudaMemsetAsync(c.out[0], 0xff, c.lout * c.batch * sizeof(T), g_stream));
+  launch(0);
+  std::vector<T> host(static_cast<std::size_t>(c.lout * c.batch));
+  BENCH_CUDA(cudaMemcpyAsync(host.data(), c.out[0], host.size() * sizeof(T), cudaMemcpyDeviceToHost,
+                             g_stream));
+  BENCH_CUDA(cudaStreamSynchronize(g_stream));
+  std::int64_t negatives = 0;
+  const double err =
+      marg::bench::max_rel_error(host.data(), c.ref.data(), c.lout * c.batch, 1, &negatives);
+  const double flops = 2.0 * c.m * c.n * c.batch;
+  state.counters["us"] = t * 1e6;
+  state.counters["GFLOPs"] = flops / t * 1e-9;
+  const double ceiling = g_ceiling[sizeof(T) == 8];
+  state.counters["pct_ceiling"] = ceiling > 0 ? 100.0 * flops / t * 1e-9 / ceiling : 0.0;
+  state.counters["max_rel_err"] = err;
+  state.counters["negatives"] = static_cast<double>(negatives);
+  state.counters["burst"] = burst;
+  BENCH_CUDA(cudaEventDestroy(e0));
+  BENCH_CUDA(cudaEventDestroy(e1));
+}
+
+template <class T>
+void BM_marg(benchmark::State& state, banded_op op, int m, int n, int batch, bool bcast) {
+  case_data<T>& c = get_case<T>(op, m, n, batch, bcast);
+  time_and_check(state, c,
+                 [&](int s) { marg::detail::cuda::launch_banded(args_of(c, s), g_stream); });
+}
+
+enum class blog { v0, v3, v4 };
+
+template <class T>
+void BM_blog(benchmark::State& state, blog v, int block, int m, int n) {
+  case_data<T>& c = get_case<T>(banded_op::convolve, m, n, 1, false);
+  time_and_check(state, c, [&](int s) {
+    if (v == blog::v0) marg::bench::blog_v0(m, n, c.a[s], c.b[s], c.out[s], block, g_stream);
+    if (v == blog::v3) marg::bench::blog_v3(m, n, c.a[s], c.b[s], c.out[s], block, g_stream);
+    if (v == blog::v4) marg::bench::blog_v4(m, n, c.a[s], c.b[s], c.out[s], block, g_stream);
+  });
+}
+
+template <class T>
+void BM_cufft(benchmark::State& state, int m, int n) {
+  case_data<T>& c = get_case<T>(banded_op::convolve, m, n, 1, false);
+  marg::bench::fft_convolver<T> fft(m, n, g_stream);
+  time_and_check(state, c, [&](int s) { fft.run(c.a[s], c.b[s], c.out[s]); });
+}
+
+const char* op_name(banded_op op) {
+  return op == banded_op::convolve ? "convolve" : op == banded_op::grad_p ? "grad_p" : "grad_q";
+}
+
+template <class T>
+void register_type(const char* tname) {
+  const banded_op ops[] = {banded_op::convolve, banded_op::grad_p, banded_op::grad_q};
+  struct shape {
+    int m, n, batch;
+    bool bcast;
+    const char* label;
+  };
+  const shape shapes[] = {
+      {2048, 2048, 1, false, "2048"},          {65536, 65536, 1, false, "65536"},
+      {64, 64, 16384, false, "16384x64"},      {512, 512, 4096, false, "4096x512"},
+      {64, 64, 16384, true, "16384x64_bcast"}, {1000, 3, 1, false, "1000x3"}};
+  for (const auto& s : shapes)
+    for (const banded_op op : ops) {
+      if (s.bcast && op != banded_op::convolve) continue;
+      const std::string name = std::string("marg/") + op_name(op) + "/" + tname + "/" + s.label;
+      benchmark::RegisterBenchmark(name.c_str(), BM_marg<T>, op, s.m, s.n, s.batch, s.bcast)
+          ->UseManualTime()
+          ->Iterations(40)
+          ->Unit(benchmark::kMicrosecond);
+    }
+  for (const int size : {2048, 65536}) {
+    for (const auto& [v, vname] : {std::pair{blog::v0, "v0"}, {blog::v3, "v3"}, {blog::v4, "v4"}})
+      for (const int block : {128, 256, 512}) {
+        const std::string name = std::string("blog_") + vname + "_b" + std::to_string(block) +
+                                 "/convolve/" + tname + "/" + std::to_string(size);
+        benchmark::RegisterBenchmark(name.c_str(), BM_blog<T>, v, block, size, size)
+            ->UseManualTime()
+            ->Iterations(size > 10000 ? 10 : 40)
+            ->Unit(benchmark::kMicrosecond);
+      }
+    const std::string name = std::string("cufft/convolve/") + tname + "/" + std::to_string(size);
+    benchmark::RegisterBenchmark(name.c_str(), BM_cufft<T>, size, size)
+        ->UseManualTime()
+        ->Iterations(40)
+        ->Unit(benchmark::kMicrosecond);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  BENCH_CUDA(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking));
+  benchmark::RegisterBenchmark("fma_ceiling/float", BM_fma_ceiling<float>)
+      ->UseManualTime()
+      ->Iterations(20)
+      ->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("fma_ceiling/double", BM_fma_ceiling<double>)
+      ->UseManualTime()
+      ->Iterations(20)
+      ->Unit(benchmark::kMicrosecond);
+  register_type<float>("float");
+  register_type<double>("double");
+  benchmark::Initialize(&argc, argv);
+  cudaDeviceProp prop{};
+  BENCH_CUDA(cudaGetDeviceProperties(&prop, 0));
+  benchmark::AddCustomContext("device", prop.name);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

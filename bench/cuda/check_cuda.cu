@@ -1,0 +1,127 @@
+// Standalone correctness sweep of the CUDA backend through the public API:
+// every op, float and double, random sizes (1, primes, m < n, m > n, up to
+// 70000), strides 1..3, batches with broadcast (stride 0) operands, device and
+// host pointers. Each output is compared per element with a long double loop;
+// outputs are poisoned (NaN) first. Exit status 1 on any failure.
+// Usage: check_cuda [quick]
+#include <marg/marg.hpp>
+
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench_common.hpp"
+
+namespace {
+
+using marg::detail::banded_op;
+
+int failures = 0;
+
+template <class T>
+void one(banded_op op, int m, int n, int inc_a, int inc_b, int inc_out, int batch, bool bcast_b,
+         bool device, std::uint64_t seed) {
+  const auto len = marg::detail::lengths_of(op, m, n);
+  const std::int64_t sa = len.a * inc_a + 1, sb = bcast_b ? 0 : len.b * inc_b + 2,
+                     so = len.out * inc_out + 3;
+  const std::int64_t ea = sa * batch, eb = bcast_b ? len.b * inc_b : sb * batch, eo = so * batch;
+  auto ha = marg::bench::random_positive<T>(ea, seed),
+       hb = marg::bench::random_positive<T>(eb, seed + 1);
+  std::vector<T> ho(static_cast<std::size_t>(eo));
+  std::memset(ho.data(), 0xff, ho.size() * sizeof(T));
+  T *a = ha.data(), *b = hb.data(), *o = ho.data();
+  if (device) {
+    cudaMalloc(&a, ea * sizeof(T));
+    cudaMalloc(&b, eb * sizeof(T));
+    cudaMalloc(&o, eo * sizeof(T));
+    cudaMemcpy(a, ha.data(), ea * sizeof(T), cudaMemcpyHostToDevice);
+    cudaMemcpy(b, hb.data(), eb * sizeof(T), cudaMemcpyHostToDevice);
+    cudaMemcpy(o, ho.data(), eo * sizeof(T), cudaMemcpyHostToDevice);
+  }
+  const std::int64_t stb = bcast_b ? 0 : sb;
+  if (op == banded_op::convolve)
+    marg::convolve_batched(m, n, a, inc_a, sa, b, inc_b, stb, o, inc_out, so, batch);
+  else if (op == banded_op::grad_p)
+    marg::convolve_grad_p_batched(m, n, a, inc_a, sa, b, inc_b, stb, o, inc_out, so, batch);
+  else
+    marg::convolve_grad_q_batched(m, n, a, inc_a, sa, b, inc_b, stb, o, inc_out, so, batch);
+  if (device) {
+    cudaDeviceSynchronize();
+    cudaMemcpy(ho.data(), o, eo * sizeof(T), cudaMemcpyDeviceToHost);
+    cudaFree(a), cudaFree(b), cudaFree(o);
+  }
+  double worst = 0;
+  std::int64_t negatives = 0;
+  for (int i = 0; i < batch; ++i) {
+    std::vector<T> ca(len.a), cb(len.b);
+    for (std::int64_t k = 0; k < len.a; ++k) ca[k] = ha[i * sa + k * inc_a];
+    for (std::int64_t k = 0; k < len.b; ++k) cb[k] = hb[i * stb + k * inc_b];
+    const auto ref = len.out * std::min(len.a, len.b) > (1 << 24)
+                         ? marg::bench::reference_parallel(op, m, n, ca.data(), cb.data())
+                         : marg::bench::reference_one(op, m, n, ca.data(), cb.data());
+    worst = std::max(worst, marg::bench::max_rel_error(ho.data() + i * so, ref.data(), len.out,
+                                                       inc_out, &negatives));
+  }
+  // elements between strides must be untouched (still the NaN poison)
+  std::int64_t clobbered = 0;
+  for (int i = 0; i < batch; ++i)
+    for (std::int64_t k = 0; k < so; ++k)
+      if ((k % inc_out != 0 || k >= len.out * inc_out) && ho[i * so + k] == ho[i * so + k])
+        ++clobbered;
+  const double tol = sizeof(T) == 4 ? 1e-5 : 1e-12;
+  const bool ok = worst <= tol && negatives == 0 && clobbered == 0;
+  if (!ok) ++failures;
+  if (!ok || m * std::int64_t{n} * batch > (1 << 26))
+    std::printf(
+        "%s %s op=%d m=%d n=%d inc=%d,%d,%d batch=%d bcast=%d dev=%d seed=%llu: "
+        "max_rel_err=%.3g neg=%lld clobbered=%lld\n",
+        ok ? "ok  " : "FAIL", sizeof(T) == 4 ? "float " : "double", static_cast<int>(op), m, n,
+        inc_a, inc_b, inc_out, batch, bcast_b, device, (unsigned long long)seed, worst,
+        (long long)negatives, (long long)clobbered);
+}
+
+template <class T>
+void sweep(bool quick) {
+  const banded_op ops[] = {banded_op::convolve, banded_op::grad_p, banded_op::grad_q};
+  std::mt19937_64 rng(2024);
+  const int fixed[][2] = {{1, 1},    {1, 7},    {7, 1},       {2, 3},      {31, 33},
+                          {127, 64}, {64, 127}, {257, 1000},  {1000, 257}, {2048, 2048},
+                          {4099, 1}, {1, 4099}, {5000, 4999}, {3, 70000},  {70000, 3}};
+  for (const banded_op op : ops) {
+    for (const auto& s : fixed) {
+      one<T>(op, s[0], s[1], 1, 1, 1, 1, false, true, rng());
+      one<T>(op, s[0], s[1], 2, 3, 2, 1, false, rng() % 2 == 0, rng());
+    }
+    const int random_cases = quick ? 10 : 60;
+    for (int i = 0; i < random_cases; ++i) {
+      const int m = 1 + static_cast<int>(rng() % 5000), n = 1 + static_cast<int>(rng() % 5000);
+      one<T>(op, m, n, 1 + rng() % 3, 1 + rng() % 3, 1 + rng() % 3, 1, false, true, rng());
+    }
+    // batches: small problems, broadcast operand, odd strides
+    one<T>(op, 64, 64, 1, 1, 1, quick ? 500 : 10000, false, true, rng());
+    one<T>(op, 64, 64, 1, 1, 1, quick ? 500 : 10000, true, true, rng());
+    one<T>(op, 13, 5, 2, 1, 3, 1000, true, false, rng());
+    one<T>(op, 512, 300, 1, 2, 1, quick ? 50 : 300, false, true, rng());
+    one<T>(op, 1, 1, 1, 1, 1, 70000, false, true, rng());
+    if (!quick) one<T>(op, 65536, 65536, 1, 1, 1, 1, false, true, rng());
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool quick = argc > 1 && std::string(argv[1]) == "quick";
+  if (marg::device_count() == 0) {
+    std::printf("MARG_SKIP_NO_GPU: no CUDA device\n");
+    return 0;
+  }
+  marg::set_backend(marg::backend::cuda);
+  sweep<float>(quick);
+  sweep<double>(quick);
+  std::printf("check_cuda: %d failure(s)\n", failures);
+  return failures == 0 ? 0 : 1;
+}
