@@ -40,14 +40,28 @@ sum_support support_of_sum(const char* f, std::int64_t la, std::int64_t ma, std:
   return {lower, detail::length_checked(f, "size(x) + size(y) - 1", ma + mb - 1)};
 }
 
-// true when ptrs[b] == ptrs[0] + b * stride for a common stride >= 0
+// true when the terms lie in one slab (one previous batched output, so a
+// strided read stays inside it) at data[b] == data[0] + b * stride, stride >= 0
 template <class T>
-bool evenly_strided(const std::vector<const T*>& ptrs, std::int64_t& stride) {
-  stride = ptrs.size() > 1 ? ptrs[1] - ptrs[0] : 0;
+bool evenly_strided(const std::vector<term<T>>& ts, std::int64_t& stride) {
+  stride = ts[1].data - ts[0].data;
   if (stride < 0) return false;
-  for (std::size_t b = 1; b < ptrs.size(); ++b)
-    if (ptrs[b] - ptrs[0] != static_cast<std::int64_t>(b) * stride) return false;
+  for (std::size_t b = 1; b < ts.size(); ++b) {
+    if (ts[b].keep != ts[0].keep) return false;
+    if (ts[b].data - ts[0].data != static_cast<std::int64_t>(b) * stride) return false;
+  }
   return true;
+}
+
+// copies the terms into one tight batch; sets base and stride to it
+template <class T>
+array<T> stage(const std::vector<term<T>>& ts, int len, const T*& base, std::int64_t& stride) {
+  array<T> s(ts.size() * static_cast<std::size_t>(len));
+  for (std::size_t b = 0; b < ts.size(); ++b)
+    std::copy(ts[b].data, ts[b].data + len, s.data() + b * len);
+  base = s.data();
+  stride = len;
+  return s;
 }
 
 // convolves pairs (a[b], c[b]) of equal lengths m, n in one batched call
@@ -62,24 +76,12 @@ std::vector<term<T>> convolve_group(const std::vector<term<T>>& a, const std::ve
   if (batch == 1) {
     convolve<T>(m, n, a[0].data, 1, c[0].data, 1, out->data(), 1);
   } else {
-    std::vector<const T*> pa(batch), pc(batch);
-    for (int b = 0; b < batch; ++b) pa[b] = a[b].data, pc[b] = c[b].data;
     std::int64_t sa, sc;
-    const T *ba = pa[0], *bc = pc[0];
+    const T *ba = a[0].data, *bc = c[0].data;
     array<T> stage_a, stage_c;
     // read the previous level's slab in place when possible, else stage copies
-    if (!evenly_strided(pa, sa)) {
-      stage_a = array<T>(static_cast<std::size_t>(batch) * m);
-      for (int b = 0; b < batch; ++b)
-        std::copy(pa[b], pa[b] + m, stage_a.data() + std::int64_t{b} * m);
-      ba = stage_a.data(), sa = m;
-    }
-    if (!evenly_strided(pc, sc)) {
-      stage_c = array<T>(static_cast<std::size_t>(batch) * n);
-      for (int b = 0; b < batch; ++b)
-        std::copy(pc[b], pc[b] + n, stage_c.data() + std::int64_t{b} * n);
-      bc = stage_c.data(), sc = n;
-    }
+    if (!evenly_strided(a, sa)) stage_a = stage(a, m, ba, sa);
+    if (!evenly_strided(c, sc)) stage_c = stage(c, n, bc, sc);
     convolve_batched<T>(m, n, ba, 1, sa, bc, 1, sc, out->data(), 1, len, batch);
   }
   detail::wait_for_stream(out->stream());
