@@ -40,9 +40,11 @@
 
 // options of libmarg's private jemalloc: never keep unmapped address space
 // (retain:false makes shrinking reach the dalloc hook), purge dirty pages
-// straight to the hook (muzzy_decay_ms:0)
+// straight to the hook (muzzy_decay_ms:0), and cache blocks of 8 MiB and more
+// like the others (jemalloc otherwise purges them at once on free, which on a
+// GPU would be a cudaFree + cudaMallocManaged per large allocation)
 extern "C" {
-const char* je_malloc_conf = "retain:false,muzzy_decay_ms:0";
+const char* je_malloc_conf = "retain:false,muzzy_decay_ms:0,oversize_threshold:0";
 }
 
 namespace marg {
