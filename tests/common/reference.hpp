@@ -226,14 +226,14 @@ struct error_report {
   /// @return a one-line description for INFO
   std::string describe() const {
     return "checked " + std::to_string(checked) + ", failures " + std::to_string(failures) +
-           ", worst relative error " + std::to_string(static_cast<double>(worst)) + " at element " +
-           std::to_string(index) + ": got " + num(got) + ", expected " + num(expected);
+           ", worst error " + num(worst, 3) + " at element " + std::to_string(index) + ": got " +
+           num(got) + ", expected " + num(expected);
   }
 
  private:
-  static std::string num(real x) {
+  static std::string num(real x, int digits = 21) {
     char buf[64];
-    std::snprintf(buf, sizeof buf, "%.21Lg", x);
+    std::snprintf(buf, sizeof buf, "%.*Lg", digits, x);
     return buf;
   }
 };

@@ -9,14 +9,10 @@
 
 using namespace marg::test;
 
-TEMPLATE_TEST_CASE("batched: batch 0 writes nothing and accepts null pointers", "[numeric]",
-                   MARG_ALL_CONFIGS) {
+TEMPLATE_TEST_CASE("batched: batch 0 writes nothing", "[numeric]", MARG_ALL_CONFIGS) {
   using T = typename TestType::T;
   MARG_USE_BACKEND_OR_SKIP(TestType);
   for (const op o : all_ops) {
-    INFO(name_of(o));
-    CHECK_NOTHROW(call_batched<T>(o, 3, 4, nullptr, 1, 6, nullptr, 1, 4, nullptr, 1, 6, 0));
-    CHECK_NOTHROW(call_batched<T>(o, 1, 1, nullptr, 2, 0, nullptr, 3, 0, nullptr, 1, 0, 0));
     for (const memory mem : {memory::host, memory::pool}) {
       rng g(1);
       check_batch<T>(g, {o, 5, 7, 0, 1, 1, 1, layout::tight, layout::tight, layout::tight, mem});

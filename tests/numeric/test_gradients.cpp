@@ -133,3 +133,33 @@ TEMPLATE_TEST_CASE("gradients: central finite differences of sum_i w_i r_i", "[n
     CHECK(rep_q.failures == 0);
   }
 }
+
+TEMPLATE_TEST_CASE("gradients: long reductions (a long operand, a short output)", "[numeric]",
+                   MARG_ALL_CONFIGS) {
+  using T = typename TestType::T;
+  MARG_USE_BACKEND_OR_SKIP(TestType);
+  // each output element sums up to 65536 products of a decaying series: the
+  // case where a running sum in T drops the tail (all outputs short, so a
+  // backend may choose a direct loop over the long operand)
+  const std::pair<int, int> sizes[] = {{65536, 1}, {65536, 17}, {65536, 63}, {4096, 17},
+                                       {1, 65536}, {17, 65536}, {63, 65536}, {17, 4096}};
+  for (const auto& [m, n] : sizes) {
+    const std::int64_t lg = std::int64_t{m} + n - 1;
+    std::vector<T> w(static_cast<std::size_t>(lg));
+    for (std::int64_t i = 0; i < lg; ++i)
+      w[i] = static_cast<T>(std::exp(-23.0 * static_cast<double>(i) / std::max<double>(1, lg - 1)));
+    const std::vector<T> p(static_cast<std::size_t>(m), T(0.5)),
+        q(static_cast<std::size_t>(n), T(0.25));
+    std::vector<T> gp(static_cast<std::size_t>(m)), gq(static_cast<std::size_t>(n));
+    marg::convolve_grad_p<T>(m, n, w.data(), 1, q.data(), 1, gp.data(), 1);
+    marg::convolve_grad_q<T>(m, n, w.data(), 1, p.data(), 1, gq.data(), 1);
+    const error_report rep_p = compare(gp, ref_correlate(widen(w), widen(q), m), tolerance<T>());
+    const error_report rep_q = compare(gq, ref_correlate(widen(w), widen(p), n), tolerance<T>());
+    CAPTURE(m, n);
+    INFO("g_i = exp(-23 i / (m + n - 2)), p = 0.5, q = 0.25");
+    INFO("grad_p: " << rep_p.describe());
+    INFO("grad_q: " << rep_q.describe());
+    CHECK(rep_p.failures == 0);
+    CHECK(rep_q.failures == 0);
+  }
+}

@@ -1,0 +1,107 @@
+// GPU-scale cases: sizes up to 5000, m = n = 65536 (sampled against the long
+// double loop: the full reference would be 4.3e9 terms), batches of up to
+// 10000 small problems, odd strides, all three products. The CPU backend runs
+// smaller counts of the same cases to keep CI fast.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "numeric_fixture.hpp"
+
+using namespace marg::test;
+
+namespace {
+
+template <class C>
+constexpr bool on_gpu() {
+  return C::b == marg::backend::cuda;
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("scale: random sizes 1..5000", "[numeric][scale]", MARG_ALL_CONFIGS) {
+  using T = typename TestType::T;
+  MARG_RANDOM_CASE(TestType);
+  const int per_op = on_gpu<TestType>() ? 5 : 1;
+  for (const op o : all_ops)
+    for (int k = 0; k < per_op; ++k) {
+      problem pr{o, random_size(g, 5000), random_size(g, 5000)};
+      randomize_incs(g, pr);
+      pr.mem = k % 2 ? memory::pool : memory::host;
+      pr.sa = all_shapes[uniform_int(g, 0, 3)];
+      pr.sb = all_shapes[uniform_int(g, 0, 3)];
+      check_problem<T>(g, pr);
+    }
+}
+
+TEMPLATE_TEST_CASE("scale: m = n = 65536, sampled against the long double loop", "[numeric][scale]",
+                   MARG_ALL_CONFIGS) {
+  using T = typename TestType::T;
+  MARG_RANDOM_CASE(TestType);
+  const int m = 65536, n = 65536;
+  for (const op o : all_ops) {
+    const lengths len = lengths_of(o, m, n);
+    problem pr{o, m, n};
+    if (on_gpu<TestType>()) randomize_incs(g, pr);  // odd strides where they are cheap
+    pr.mem = o == op::grad_p ? memory::host : memory::pool;
+    INFO(pr.describe());
+    strided<T> a(pr.mem, len.a, pr.inca, 0, 1), b(pr.mem, len.b, pr.incb, 0, 1);
+    strided<T> out(pr.mem, len.out, pr.incout, 0, 1);
+    const std::vector<T> va =
+        random_positive<T>(g, len.a, o == op::convolve ? shape::bell : shape::uniform);
+    const std::vector<T> vb = random_positive<T>(g, len.b, shape::scattered);
+    a.set(0, va);
+    b.set(0, vb);
+    call<T>(o, m, n, a.data(), a.inc(), b.data(), b.inc(), out.data(), out.inc());
+    const std::vector<T> got = out.get(0);
+    const rvec ra = widen(va), rb = widen(vb);
+    // the first and last 100 elements (the triangular edges) and 2000 random ones
+    std::vector<std::int64_t> sample;
+    for (std::int64_t i = 0; i < 100; ++i) {
+      sample.push_back(i);
+      sample.push_back(len.out - 1 - i);
+    }
+    for (int k = 0; k < 2000; ++k) sample.push_back(uniform_int(g, 0, len.out - 1));
+    error_report rep;
+    for (const std::int64_t i : sample)
+      rep.add(i, got[i], reference_at(o, ra, rb, i),
+              relative_error(got[i], reference_at(o, ra, rb, i)), tolerance<T>());
+    INFO("sampled: " << rep.describe());
+    CHECK(rep.failures == 0);
+    // every element written, none negative or NaN
+    const auto bad = std::count_if(got.begin(), got.end(), [](T x) { return !(x > 0); });
+    CHECK(bad == 0);
+    CHECK(out.stray_writes() == 0);
+  }
+}
+
+TEMPLATE_TEST_CASE("scale: batches of 1..10000 small problems", "[numeric][scale]",
+                   MARG_ALL_CONFIGS) {
+  using T = typename TestType::T;
+  MARG_RANDOM_CASE(TestType);
+  const int largest = on_gpu<TestType>() ? 10000 : 2000;
+  const layout inputs[] = {layout::broadcast, layout::tight, layout::gapped, layout::interleaved};
+  int k = 0;
+  for (const op o : all_ops) {
+    for (const int batch : {1, largest, static_cast<int>(uniform_int(g, 2, largest))}) {
+      batch_problem pr{o, random_size(g, 64), random_size(g, 64), batch};
+      randomize_incs(g, pr);
+      pr.la = inputs[k % 4];
+      pr.lb = inputs[(k + 1 + k / 4) % 4];
+      pr.lout = k % 2 ? layout::gapped : layout::tight;
+      pr.mem = k % 3 == 0 ? memory::host : memory::pool;
+      check_batch<T>(g, pr);
+      ++k;
+    }
+  }
+  // a few hundred mid-sized problems (the "pairs of 512" regime)
+  for (const op o : all_ops) {
+    batch_problem pr{o, 512, 512, on_gpu<TestType>() ? 300 : 30};
+    pr.inca = 3;
+    pr.lb = layout::broadcast;
+    pr.mem = memory::pool;
+    check_batch<T>(g, pr);
+  }
+}
