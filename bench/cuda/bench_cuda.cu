@@ -210,6 +210,20 @@ void BM_marg(benchmark::State& state, banded_op op, int m, int n, int batch, boo
                  [&](int s) { marg::detail::cuda::launch_banded(args_of(c, s), g_stream); });
 }
 
+// one kernel variant forced, to tune the dispatch thresholds
+template <class T>
+void BM_variant(benchmark::State& state, marg::detail::cuda::kernel_variant v, banded_op op, int m,
+                int n, int batch) {
+  case_data<T>& c = get_case<T>(op, m, n, batch, false);
+  const auto corr = marg::detail::cuda::correlation_of(args_of(c, 0));
+  const int split = marg::detail::cuda::tap_split_of(v, corr);
+  state.counters["split"] = split;
+  time_and_check(state, c, [&](int s) {
+    marg::detail::cuda::launch_variant(v, marg::detail::cuda::correlation_of(args_of(c, s)), split,
+                                       g_stream);
+  });
+}
+
 enum class blog { v0, v3, v4 };
 
 template <class T>
@@ -254,6 +268,21 @@ void register_type(const char* tname) {
           ->Iterations(40)
           ->Unit(benchmark::kMicrosecond);
     }
+  using marg::detail::cuda::kernel_variant;
+  for (const auto& s : {shapes[0], shapes[2], shapes[3]})
+    for (const banded_op op : {banded_op::convolve, banded_op::grad_p})
+      for (const auto& [v, vname] : {std::pair{kernel_variant::warp, "warp"},
+                                     {kernel_variant::small, "small"},
+                                     {kernel_variant::mid, "mid"},
+                                     {kernel_variant::large, "large"}}) {
+        if (v == kernel_variant::warp && s.batch == 1) continue;
+        const std::string name =
+            std::string("variant_") + vname + "/" + op_name(op) + "/" + tname + "/" + s.label;
+        benchmark::RegisterBenchmark(name.c_str(), BM_variant<T>, v, op, s.m, s.n, s.batch)
+            ->UseManualTime()
+            ->Iterations(20)
+            ->Unit(benchmark::kMicrosecond);
+      }
   for (const int size : {2048, 65536}) {
     for (const auto& [v, vname] : {std::pair{blog::v0, "v0"}, {blog::v3, "v3"}, {blog::v4, "v4"}})
       for (const int block : {128, 256, 512}) {

@@ -17,16 +17,24 @@ namespace marg::detail::cuda {
 template <class T>
 void launch_banded(const banded_args<T>& x, cudaStream_t stream);
 
-/// Variants of the tiled direct kernel (tile sizes: kernels/tiled.cuh).
-enum class tiled_variant { small, mid, large };
+/// Kernel variants: warp per problem (kernels/warp.cuh) and the tiled direct
+/// kernel with small, mid and large tiles (kernels/tiled.cuh).
+enum class kernel_variant { warp, small, mid, large };
 
-/// Launches one variant of the tiled kernel (explicitly instantiated in kernels/tiled.cu).
+/// Launches one kernel variant (explicitly instantiated in kernels/variants.cu).
 /// @param v the variant
 /// @param c the correlation
-/// @param split blocks that share the taps of one output tile (1..8, a cluster)
+/// @param split tiled variants: blocks that share the taps of one output tile
+///        (1..8, a cluster); ignored by the warp variant
 /// @param stream the stream
 template <class T>
-void launch_tiled_variant(tiled_variant v, const correlation_view<T>& c, int split,
-                          cudaStream_t stream);
+void launch_variant(kernel_variant v, const correlation_view<T>& c, int split, cudaStream_t stream);
+
+/// The tap split launch_banded uses with variant `v` (1 for the warp variant).
+/// @param v the variant
+/// @param c the correlation
+/// @return blocks per output tile, 1..8
+template <class T>
+int tap_split_of(kernel_variant v, const correlation_view<T>& c);
 
 }  // namespace marg::detail::cuda

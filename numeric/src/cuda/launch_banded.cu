@@ -7,6 +7,7 @@
 
 #include "cuda_check.hpp"
 #include "kernels/tiled.cuh"
+#include "kernels/warp.cuh"
 #include "launch.hpp"
 
 namespace marg::detail::cuda {
@@ -14,6 +15,11 @@ namespace {
 
 /// Thresholds of the dispatch, in one place.
 struct dispatch_tuning {
+  /// warp per problem: batches of at least this many problems ...
+  static constexpr std::int64_t warp_from_batch = 256;
+  /// ... with at most this many outputs and taps each
+  static constexpr std::int64_t warp_max_out = 256;
+  static constexpr std::int64_t warp_max_taps = 256;
   /// outputs per problem from which the large tile (TJ = 1024) is used
   static constexpr std::int64_t large_from_out = 2048;
   /// ... and taps per problem from which it is used
@@ -51,20 +57,42 @@ int tap_split(const correlation_view<T>& c) {
 }  // namespace
 
 template <class T>
+int tap_split_of(kernel_variant v, const correlation_view<T>& c) {
+  using tun = tiled_tunings<T>;
+  switch (v) {
+    case kernel_variant::warp:
+      return 1;
+    case kernel_variant::small:
+      return tap_split<typename tun::small>(c);
+    case kernel_variant::mid:
+      return tap_split<typename tun::mid>(c);
+    case kernel_variant::large:
+      return tap_split<typename tun::large>(c);
+  }
+  return 1;
+}
+
+template <class T>
 void launch_banded(const banded_args<T>& x, cudaStream_t stream) {
   if (x.batch == 0) return;
   using tun = tiled_tunings<T>;
   const correlation_view<T> c = correlation_of(x);
-  if (c.lout >= dispatch_tuning::large_from_out && c.la >= dispatch_tuning::large_from_taps) {
-    launch_tiled_variant(tiled_variant::large, c, tap_split<typename tun::large>(c), stream);
+  if (c.batch >= dispatch_tuning::warp_from_batch && c.lout <= dispatch_tuning::warp_max_out &&
+      c.la <= dispatch_tuning::warp_max_taps) {
+    launch_variant(kernel_variant::warp, c, 1, stream);
+  } else if (c.lout >= dispatch_tuning::large_from_out &&
+             c.la >= dispatch_tuning::large_from_taps) {
+    launch_variant(kernel_variant::large, c, tap_split<typename tun::large>(c), stream);
   } else if (c.lout >= dispatch_tuning::mid_from_out) {
-    launch_tiled_variant(tiled_variant::mid, c, tap_split<typename tun::mid>(c), stream);
+    launch_variant(kernel_variant::mid, c, tap_split<typename tun::mid>(c), stream);
   } else {
-    launch_tiled_variant(tiled_variant::small, c, tap_split<typename tun::small>(c), stream);
+    launch_variant(kernel_variant::small, c, tap_split<typename tun::small>(c), stream);
   }
 }
 
 template void launch_banded<float>(const banded_args<float>&, cudaStream_t);
 template void launch_banded<double>(const banded_args<double>&, cudaStream_t);
+template int tap_split_of<float>(kernel_variant, const correlation_view<float>&);
+template int tap_split_of<double>(kernel_variant, const correlation_view<double>&);
 
 }  // namespace marg::detail::cuda

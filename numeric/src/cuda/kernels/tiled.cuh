@@ -66,17 +66,22 @@ using tiled_large_d = tiled_tuning<double, 16, 8, 2, 4, 128, 2>;
 using tiled_mid_d = tiled_tuning<double, 8, 8, 1, 4, 128, 3>;
 using tiled_small_d = tiled_tuning<double, 4, 8, 1, 4, 64, 4>;
 
+template <class T, int R_, int K_, int KC_, int WB_>
+struct warp_tuning;  // kernels/warp.cuh
+
 /// The tunings of one element type, by variant.
 template <class T>
 struct tiled_tunings;
 template <>
 struct tiled_tunings<float> {
+  using warp = warp_tuning<float, 4, 16, 64, 8>;
   using small = tiled_small_f;
   using mid = tiled_mid_f;
   using large = tiled_large_f;
 };
 template <>
 struct tiled_tunings<double> {
+  using warp = warp_tuning<double, 4, 8, 64, 8>;
   using small = tiled_small_d;
   using mid = tiled_mid_d;
   using large = tiled_large_d;
@@ -99,6 +104,38 @@ template <>
 struct vec16<double> {
   using type = double2;
 };
+
+/// R x K register block: acc[r] += sum_kk taps[kk] * X[scol + r + kk], X read
+/// from one lane's padded rows (starting at xrow), taps a warp-wide broadcast.
+template <class T, class C>
+__device__ __forceinline__ void chunk_fma(const T* xrow, int scol, const T* taps, T (&acc)[C::R]) {
+  using vec_t = typename vec16<T>::type;
+  T xw[C::R + C::K];
+#pragma unroll
+  for (int v = 0; v < (C::R + C::K) / C::V; ++v) {
+    const int t = scol + v * C::V;
+    const vec_t w = *reinterpret_cast<const vec_t*>(xrow + t + C::pad * (t / C::R));
+    if constexpr (C::V == 4) {
+      xw[v * 4 + 0] = w.x, xw[v * 4 + 1] = w.y, xw[v * 4 + 2] = w.z, xw[v * 4 + 3] = w.w;
+    } else {
+      xw[v * 2 + 0] = w.x, xw[v * 2 + 1] = w.y;
+    }
+  }
+  T av[C::K];
+#pragma unroll
+  for (int v = 0; v < C::K / C::V; ++v) {
+    const vec_t w = *reinterpret_cast<const vec_t*>(taps + v * C::V);
+    if constexpr (C::V == 4) {
+      av[v * 4 + 0] = w.x, av[v * 4 + 1] = w.y, av[v * 4 + 2] = w.z, av[v * 4 + 3] = w.w;
+    } else {
+      av[v * 2 + 0] = w.x, av[v * 2 + 1] = w.y;
+    }
+  }
+#pragma unroll
+  for (int kk = 0; kk < C::K; ++kk)
+#pragma unroll
+    for (int r = 0; r < C::R; ++r) acc[r] = fma(av[kk], xw[r + kk], acc[r]);
+}
 
 /// The work of one block of the tiled kernel.
 template <class T, class C>
@@ -151,32 +188,7 @@ struct tiled_agent {
       const std::int64_t t0 = J0 + wj * 32 * C::R + k0 + ci * C::K - c.lead;
       if (t0 + 32 * C::R + C::K - 2 < 0 || t0 >= c.lx) continue;
       const int srow = lrow + (ci * C::K) / C::R, scol = (ci * C::K) % C::R;
-      const T* xp = xs + srow * C::row;
-      T xw[C::R + C::K];
-#pragma unroll
-      for (int v = 0; v < (C::R + C::K) / C::V; ++v) {
-        const int t = scol + v * C::V;
-        const vec_t w = *reinterpret_cast<const vec_t*>(xp + t + C::pad * (t / C::R));
-        if constexpr (C::V == 4) {
-          xw[v * 4 + 0] = w.x, xw[v * 4 + 1] = w.y, xw[v * 4 + 2] = w.z, xw[v * 4 + 3] = w.w;
-        } else {
-          xw[v * 2 + 0] = w.x, xw[v * 2 + 1] = w.y;
-        }
-      }
-      T av[C::K];
-#pragma unroll
-      for (int v = 0; v < C::K / C::V; ++v) {
-        const vec_t w = *reinterpret_cast<const vec_t*>(as + ci * C::K + v * C::V);
-        if constexpr (C::V == 4) {
-          av[v * 4 + 0] = w.x, av[v * 4 + 1] = w.y, av[v * 4 + 2] = w.z, av[v * 4 + 3] = w.w;
-        } else {
-          av[v * 2 + 0] = w.x, av[v * 2 + 1] = w.y;
-        }
-      }
-#pragma unroll
-      for (int kk = 0; kk < C::K; ++kk)
-#pragma unroll
-        for (int r = 0; r < C::R; ++r) sacc[r] = fma(av[kk], xw[r + kk], sacc[r]);
+      chunk_fma<T, C>(xs + srow * C::row, scol, as + ci * C::K, sacc);
     }
     // two-level sum: short chains per stage keep float rounding small
 #pragma unroll
