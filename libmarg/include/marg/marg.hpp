@@ -13,3 +13,4 @@
 #include <marg/distributions/algebra.hpp>
 #include <marg/distributions/conditioning.hpp>
 #include <marg/distributions/gradients.hpp>
+#include <marg/distributions/batch.hpp>
