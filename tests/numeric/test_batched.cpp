@@ -53,7 +53,7 @@ TEMPLATE_TEST_CASE("batched: every layout of inputs and outputs", "[numeric]", M
         }
 }
 
-TEMPLATE_TEST_CASE("batched: random sizes 1..300, batches 2..40, strides 1..3", "[numeric]",
+TEMPLATE_TEST_CASE("batched: random sizes 1..300 with batches 2..40 and strides 1..3", "[numeric]",
                    MARG_ALL_CONFIGS) {
   using T = typename TestType::T;
   MARG_RANDOM_CASE(TestType);

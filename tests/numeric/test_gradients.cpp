@@ -134,7 +134,7 @@ TEMPLATE_TEST_CASE("gradients: central finite differences of sum_i w_i r_i", "[n
   }
 }
 
-TEMPLATE_TEST_CASE("gradients: long reductions (a long operand, a short output)", "[numeric]",
+TEMPLATE_TEST_CASE("gradients: long reductions (long operand and short output)", "[numeric]",
                    MARG_ALL_CONFIGS) {
   using T = typename TestType::T;
   MARG_USE_BACKEND_OR_SKIP(TestType);

@@ -36,7 +36,7 @@ TEMPLATE_TEST_CASE("scale: random sizes 1..5000", "[numeric][scale]", MARG_ALL_C
     }
 }
 
-TEMPLATE_TEST_CASE("scale: m = n = 65536, sampled against the long double loop", "[numeric][scale]",
+TEMPLATE_TEST_CASE("scale: m = n = 65536 sampled against the long double loop", "[numeric][scale]",
                    MARG_ALL_CONFIGS) {
   using T = typename TestType::T;
   MARG_RANDOM_CASE(TestType);
