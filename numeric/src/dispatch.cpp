@@ -106,11 +106,15 @@ template <class T>
 void run(const banded_args<T>& x, bool batched, stream_view stream) {
   check(x, batched);
   if (x.batch == 0) return;
+#ifdef MARG_WITH_CUDA
   if (current_backend() == backend::cuda) {
     detail::cuda::run(x, stream);
-  } else {
-    detail::cpu::run(x);
+    return;
   }
+#else
+  (void)stream;
+#endif
+  detail::cpu::run(x);
 }
 
 }  // namespace

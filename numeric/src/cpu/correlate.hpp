@@ -18,6 +18,12 @@ struct tuning {
   static constexpr std::int64_t max_block = 256;
   /// smallest block T
   static constexpr std::int64_t min_block = 32;
+  /// output block columns per GEMM call (fixed, so rounding is thread-independent)
+  static constexpr std::int64_t chunk_columns = 64;
+  /// block diagonals summed in T before they join the double accumulator
+  static constexpr std::int64_t diagonal_group = 16;
+  /// taps per partial sum of the direct path
+  static constexpr std::int64_t direct_chunk = 256;
   /// problems with fewer multiply-adds than this run on one thread
   static constexpr std::int64_t parallel_min_work = std::int64_t{1} << 20;
 };
