@@ -78,6 +78,7 @@ void check(const banded_args<T>& x, bool batched) {
   MARG_EXPECTS(x.batch >= 0, bad_argument(f, "batch", x.batch, ">= 0"));
   MARG_EXPECTS(x.stride_a >= 0, bad_argument(f, nm.stride_a, x.stride_a, ">= 0"));
   MARG_EXPECTS(x.stride_b >= 0, bad_argument(f, nm.stride_b, x.stride_b, ">= 0"));
+  MARG_EXPECTS(x.stride_out >= 0, bad_argument(f, nm.stride_out, x.stride_out, ">= 0"));
   if (x.batch == 0) return;  // nothing is read or written: pointers may be null
   MARG_EXPECTS(x.a != nullptr, std::string(f) + ": " + nm.a + " is null");
   MARG_EXPECTS(x.b != nullptr, std::string(f) + ": " + nm.b + " is null");
