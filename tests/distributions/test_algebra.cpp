@@ -26,8 +26,9 @@ rvec ref_sum(const std::vector<rvec>& terms) {
 
 }  // namespace
 
-TEMPLATE_TEST_CASE("algebra: Binomial(n1,p) + Binomial(n2,p) = Binomial(n1+n2,p), tails included",
-                   "[distributions]", MARG_DIST_CONFIGS) {
+TEMPLATE_TEST_CASE(
+    "algebra: Binomial(n1 p) + Binomial(n2 p) = Binomial(n1+n2 p) and tails included",
+    "[distributions]", MARG_DIST_CONFIGS) {
   using T = typename TestType::T;
   MARG_USE_BACKEND_OR_SKIP(TestType);
   for (const auto& [n1, n2] :
@@ -162,7 +163,7 @@ TEMPLATE_TEST_CASE("algebra: sum of mixed lengths and supports equals the sequen
   CHECK(marg::sum(std::vector<marg::pmf<T>>{}).prob(0) == 1);  // the empty sum is delta(0)
 }
 
-TEMPLATE_TEST_CASE("algebra: negation, differences and shifts against loops", "[distributions]",
+TEMPLATE_TEST_CASE("algebra: negation and differences and shifts against loops", "[distributions]",
                    MARG_DIST_CONFIGS) {
   using T = typename TestType::T;
   MARG_USE_BACKEND_OR_SKIP(TestType);

@@ -33,7 +33,7 @@ void check_row(const marg::pmf_batch<T>& got, int b, const marg::pmf<T>& want) {
 
 }  // namespace
 
-TEMPLATE_TEST_CASE("batch: SIR-like step i + di - dr, evidence and sampling, row by row",
+TEMPLATE_TEST_CASE("batch: SIR-like step i + di - dr and evidence and sampling and row by row",
                    "[distributions]", MARG_DIST_CONFIGS) {
   using T = typename TestType::T;
   MARG_RANDOM_CASE(TestType);

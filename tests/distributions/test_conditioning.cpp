@@ -165,7 +165,7 @@ TEMPLATE_TEST_CASE("conditioning: soft evidence posteriors against the joint", "
   }
 }
 
-TEMPLATE_TEST_CASE("conditioning: samples against the pmf (chi-square, fixed seed)",
+TEMPLATE_TEST_CASE("conditioning: samples against the pmf (chi-square and fixed seed)",
                    "[distributions]", MARG_DIST_CONFIGS) {
   using T = typename TestType::T;
   MARG_USE_BACKEND_OR_SKIP(TestType);

@@ -12,8 +12,8 @@
 
 using Catch::Contains;
 
-TEMPLATE_TEST_CASE("errors: factories reject bad parameters, naming them", "[distributions]", float,
-                   double) {
+TEMPLATE_TEST_CASE("errors: factories reject bad parameters and naming them", "[distributions]",
+                   float, double) {
   using T = TestType;
   const T nan = std::numeric_limits<T>::quiet_NaN(), inf = std::numeric_limits<T>::infinity();
   // categorical: empty, negative, NaN, inf, all zero, support overflow

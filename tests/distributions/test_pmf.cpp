@@ -74,8 +74,8 @@ TEMPLATE_TEST_CASE("pmf: accessors against long double loops", "[distributions]"
   }
 }
 
-TEMPLATE_TEST_CASE("pmf: copies share storage, moves leave an empty pmf", "[distributions]", float,
-                   double) {
+TEMPLATE_TEST_CASE("pmf: copies share storage and moves leave an empty pmf", "[distributions]",
+                   float, double) {
   using T = TestType;
   marg::pmf<T> x = marg::categorical<T>({1, 2, 3}, 5);
   const marg::pmf<T> y = x;  // O(1) copy: same storage
@@ -96,7 +96,7 @@ TEMPLATE_TEST_CASE("pmf: copies share storage, moves leave an empty pmf", "[dist
   CHECK(y.prob(6) == Approx(T(2) / 6));
 }
 
-TEMPLATE_TEST_CASE("factories: binomial against the ratio recurrence, tails included",
+TEMPLATE_TEST_CASE("factories: binomial against the ratio recurrence and tails included",
                    "[distributions]", float, double) {
   using T = TestType;
   for (const std::int64_t n : {0, 1, 2, 7, 100, 1000, 4099}) {
@@ -116,7 +116,7 @@ TEMPLATE_TEST_CASE("factories: binomial against the ratio recurrence, tails incl
   CHECK(marg::binomial<T>(5, 1).prob(4) == 0);
 }
 
-TEST_CASE("factories: binomial(100000, 0.5) has correct tails", "[distributions]") {
+TEST_CASE("factories: binomial(100000 and 0.5) has correct tails", "[distributions]") {
   const std::int64_t n = 100000;
   const auto x = marg::binomial<double>(n, 0.5);
   const rvec ref = ref_binomial(n, 0.5L);
@@ -140,7 +140,7 @@ TEMPLATE_TEST_CASE("factories: log_prob is accurate for tiny probabilities", "[d
   CHECK(std::fabs(x.log_prob(k) - want) <= 4 * eps<T>() * std::fabs(want));
 }
 
-TEMPLATE_TEST_CASE("factories: poisson against the recurrence, truncation documented",
+TEMPLATE_TEST_CASE("factories: poisson against the recurrence and truncation documented",
                    "[distributions]", float, double) {
   using T = TestType;
   for (const double lambda : {0.5, 7.0, 250.3, 3000.0}) {
@@ -235,8 +235,8 @@ TEMPLATE_TEST_CASE("factories: beta-binomial against products of rising factoria
   }
 }
 
-TEMPLATE_TEST_CASE("factories: bernoulli, uniform_int, delta, categorical", "[distributions]",
-                   float, double) {
+TEMPLATE_TEST_CASE("factories: bernoulli and uniform_int and delta and categorical",
+                   "[distributions]", float, double) {
   using T = TestType;
   const auto b = marg::bernoulli<T>(T(0.25));
   CHECK(b.probs() == std::vector<T>{T(0.75), T(0.25)});
