@@ -2,15 +2,16 @@
 /// @brief Umbrella header of libmarg: everything in namespace marg.
 #pragma once
 
+#include <marg/distributions/algebra.hpp>
+#include <marg/distributions/batch.hpp>
+#include <marg/distributions/conditioning.hpp>
+#include <marg/distributions/factories.hpp>
+#include <marg/distributions/gradients.hpp>
+#include <marg/distributions/pmf.hpp>
+#include <marg/numeric/array.hpp>
 #include <marg/numeric/backend.hpp>
 #include <marg/numeric/convolve.hpp>
 #include <marg/numeric/error.hpp>
-#include <marg/numeric/stream.hpp>
-#include <marg/numeric/array.hpp>
 #include <marg/numeric/pool.hpp>
-#include <marg/distributions/pmf.hpp>
-#include <marg/distributions/factories.hpp>
-#include <marg/distributions/algebra.hpp>
-#include <marg/distributions/conditioning.hpp>
-#include <marg/distributions/gradients.hpp>
-#include <marg/distributions/batch.hpp>
+#include <marg/numeric/stream.hpp>
+#include <marg/version.hpp>
