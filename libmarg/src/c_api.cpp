@@ -7,6 +7,8 @@
 #include <exception>
 #include <new>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace {
 
@@ -44,6 +46,30 @@ marg_status guarded(F&& fn) noexcept {
 
 marg::stream_view view(void* stream) {
   return marg::stream_view{stream};
+}
+
+// a pmf from strided C weights (checked and normalized by marg::categorical)
+template <class T>
+marg::pmf<T> weights(const char* function, const char* name, int length, const T* w, int inc,
+                     std::int64_t lower) {
+  MARG_EXPECTS(length >= 1,
+               marg::detail::bad_argument(function, "length of weights", length, ">= 1"));
+  MARG_EXPECTS(inc >= 1, marg::detail::bad_argument(function, "stride of weights", inc, ">= 1"));
+  MARG_EXPECTS(w != nullptr, std::string(function) + ": " + name + " is null");
+  std::vector<T> v(static_cast<std::size_t>(length));
+  for (int i = 0; i < length; ++i) v[i] = w[static_cast<std::int64_t>(i) * inc];
+  return marg::categorical<T>(std::move(v), lower);
+}
+
+template <class T>
+marg_status log_prob_sum(const char* function, int m, const T* p, int incp, std::int64_t lower_x,
+                         int n, const T* q, int incq, std::int64_t lower_y, std::int64_t k,
+                         T* log_prob) {
+  return guarded([&] {
+    MARG_EXPECTS(log_prob != nullptr, std::string(function) + ": log_prob is null");
+    *log_prob = marg::log_prob_sum(weights(function, "p", m, p, incp, lower_x),
+                                   weights(function, "q", n, q, incq, lower_y), k);
+  });
 }
 
 }  // namespace
@@ -108,6 +134,10 @@ marg_status marg_device_count(int* count) {
   });
 }
 
+marg_status marg_synchronize(void* stream) {
+  return guarded([&] { marg::synchronize(view(stream)); });
+}
+
 marg_status marg_set_pool_limit(size_t bytes) {
   return guarded([&] { marg::set_pool_limit(bytes); });
 }
@@ -149,5 +179,19 @@ MARG_C_BATCHED(marg_convolve_grad_p_batched_f32, convolve_grad_p_batched, float)
 MARG_C_BATCHED(marg_convolve_grad_p_batched_f64, convolve_grad_p_batched, double)
 MARG_C_BATCHED(marg_convolve_grad_q_batched_f32, convolve_grad_q_batched, float)
 MARG_C_BATCHED(marg_convolve_grad_q_batched_f64, convolve_grad_q_batched, double)
+
+marg_status marg_log_prob_sum_f32(int m, const float* p, int incp, int64_t lower_x, int n,
+                                  const float* q, int incq, int64_t lower_y, int64_t k,
+                                  float* log_prob) {
+  return log_prob_sum("marg_log_prob_sum_f32", m, p, incp, lower_x, n, q, incq, lower_y, k,
+                      log_prob);
+}
+
+marg_status marg_log_prob_sum_f64(int m, const double* p, int incp, int64_t lower_x, int n,
+                                  const double* q, int incq, int64_t lower_y, int64_t k,
+                                  double* log_prob) {
+  return log_prob_sum("marg_log_prob_sum_f64", m, p, incp, lower_x, n, q, incq, lower_y, k,
+                      log_prob);
+}
 
 }  // extern "C"

@@ -1,13 +1,17 @@
 #include <marg/numeric/error.hpp>
 
+#include <cstring>
 #include <sstream>
 
 namespace marg::detail {
 
 void throw_invalid_argument(const char* file, int line, const char* condition,
                             const std::string& message) {
+  // the file name only: a build's absolute paths mean nothing to a user
+  const char* slash = std::strrchr(file, '/');
   std::ostringstream s;
-  s << message << " [" << file << ':' << line << ": " << condition << ']';
+  s << message << " [" << (slash != nullptr ? slash + 1 : file) << ':' << line << ": "
+    << condition << ']';
   throw marg::invalid_argument(s.str());
 }
 

@@ -10,14 +10,14 @@
 
 static int passed = 0, failed = 0;
 
-#define CHECK(cond)                                                      \
-  do {                                                                   \
-    if (cond) {                                                          \
-      ++passed;                                                          \
-    } else {                                                             \
-      ++failed;                                                          \
+#define CHECK(cond)                                                            \
+  do {                                                                         \
+    if (cond) {                                                                \
+      ++passed;                                                                \
+    } else {                                                                   \
+      ++failed;                                                                \
       fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); \
-    }                                                                    \
+    }                                                                          \
   } while (0)
 
 static unsigned long long rng_state = 88172645463325252ULL;
@@ -80,8 +80,8 @@ static void check_problem(int m, int n, int inc) {
     if (rel(outf[j * inc], sf) > worstf) worstf = rel(outf[j * inc], sf);
   }
   if (worst > 1e-12 || worstf > 1e-5)
-    fprintf(stderr, "m=%d n=%d inc=%d: worst relative error double %g float %g\n", m, n, inc,
-            worst, worstf);
+    fprintf(stderr, "m=%d n=%d inc=%d: worst relative error double %g float %g\n", m, n, inc, worst,
+            worstf);
   CHECK(worst <= 1e-12);
   CHECK(worstf <= 1e-5);
   free(p), free(q), free(g), free(out), free(pf), free(qf), free(gf), free(outf);
@@ -153,11 +153,9 @@ static void check_errors(void) {
   CHECK(message_has("overflows"));
   CHECK(marg_convolve_f64(4, 4, p, 1, q, 1, p, 1, NULL) == MARG_ERROR_INVALID_ARGUMENT);
   CHECK(message_has("overlaps"));
-  CHECK(marg_convolve_grad_p_f64(4, 4, r, 1, q, 1, NULL, 1, NULL) ==
-        MARG_ERROR_INVALID_ARGUMENT);
+  CHECK(marg_convolve_grad_p_f64(4, 4, r, 1, q, 1, NULL, 1, NULL) == MARG_ERROR_INVALID_ARGUMENT);
   CHECK(message_has("gp is null"));
-  CHECK(marg_convolve_grad_q_f32(4, 4, rf, 1, pf, -2, rf, 1, NULL) ==
-        MARG_ERROR_INVALID_ARGUMENT);
+  CHECK(marg_convolve_grad_q_f32(4, 4, rf, 1, pf, -2, rf, 1, NULL) == MARG_ERROR_INVALID_ARGUMENT);
   CHECK(message_has("incp = -2"));
   CHECK(marg_convolve_batched_f64(4, 4, p, 1, 0, q, 1, 0, r, 1, 7, -1, NULL) ==
         MARG_ERROR_INVALID_ARGUMENT);
@@ -189,6 +187,50 @@ static void check_errors(void) {
   CHECK(strcmp(marg_status_string(MARG_SUCCESS), "success") == 0);
 }
 
+/* log P(x + y = k) against a long double loop over the normalized weights */
+static void check_log_prob_sum(void) {
+  enum { m = 40, n = 23 };
+  double p[2 * m], q[n], got;
+  float pf[2 * m], qf[n], gotf;
+  long double sp = 0, sq = 0;
+  int i, j, worst_ok = 1;
+  const long long lx = -5, ly = 100;
+  long long k;
+  for (i = 0; i < 2 * m; ++i) pf[i] = (float)(p[i] = uniform());
+  for (i = 0; i < n; ++i) qf[i] = (float)(q[i] = uniform());
+  for (i = 0; i < m; ++i) sp += p[2 * i];
+  for (i = 0; i < n; ++i) sq += q[i];
+  for (k = lx + ly - 2; k <= lx + ly + m + n; ++k) {
+    long double s = 0;
+    for (i = 0; i < m; ++i) {
+      j = (int)(k - lx - ly - i);
+      if (j >= 0 && j < n) s += (long double)p[2 * i] * q[j];
+    }
+    CHECK(marg_log_prob_sum_f64(m, p, 2, lx, n, q, 1, ly, k, &got) == MARG_SUCCESS);
+    if (s == 0) {
+      worst_ok &= isinf(got) && got < 0;
+    } else {
+      worst_ok &= rel(got, logl(s / (sp * sq))) <= 1e-12;
+    }
+  }
+  CHECK(worst_ok);
+  CHECK(marg_log_prob_sum_f32(m, pf, 2, lx, n, qf, 1, ly, lx + ly + 30, &gotf) == MARG_SUCCESS);
+  CHECK(marg_log_prob_sum_f64(m, p, 2, lx, n, q, 1, ly, lx + ly + 30, &got) == MARG_SUCCESS);
+  CHECK(fabs(gotf - got) <= 1e-5 * fabs(got));
+  /* error paths */
+  p[0] = -1;
+  CHECK(marg_log_prob_sum_f64(m, p, 2, lx, n, q, 1, ly, 0, &got) == MARG_ERROR_INVALID_ARGUMENT);
+  CHECK(message_has("-1"));
+  p[0] = 0.5;
+  CHECK(marg_log_prob_sum_f64(0, p, 1, lx, n, q, 1, ly, 0, &got) == MARG_ERROR_INVALID_ARGUMENT);
+  CHECK(marg_log_prob_sum_f64(m, p, 0, lx, n, q, 1, ly, 0, &got) == MARG_ERROR_INVALID_ARGUMENT);
+  CHECK(marg_log_prob_sum_f32(m, pf, 1, lx, n, NULL, 1, ly, 0, &gotf) ==
+        MARG_ERROR_INVALID_ARGUMENT);
+  CHECK(message_has("q is null"));
+  CHECK(marg_log_prob_sum_f64(m, p, 1, lx, n, q, 1, ly, 0, NULL) == MARG_ERROR_INVALID_ARGUMENT);
+  CHECK(message_has("log_prob is null"));
+}
+
 static void check_pool(void) {
   size_t in_use = 1, reserved = 1, limit = 0, old_limit = 0;
   CHECK(marg_pool_stats(&in_use, &reserved, &limit) == MARG_SUCCESS);
@@ -197,12 +239,13 @@ static void check_pool(void) {
   CHECK(marg_set_pool_limit(1u << 20) == MARG_SUCCESS);
   CHECK(marg_pool_stats(NULL, NULL, &limit) == MARG_SUCCESS && limit == (1u << 20));
   CHECK(marg_set_pool_limit(old_limit) == MARG_SUCCESS);
+  CHECK(marg_synchronize(NULL) == MARG_SUCCESS);
   CHECK(marg_version() != NULL && strchr(marg_version(), '.') != NULL);
 }
 
 int main(void) {
-  static const int sizes[][2] = {{1, 1}, {1, 9}, {9, 1}, {2, 3}, {63, 64}, {64, 64}, {97, 300},
-                                 {300, 97}, {257, 1031}};
+  static const int sizes[][2] = {{1, 1},   {1, 9},    {9, 1},    {2, 3},     {63, 64},
+                                 {64, 64}, {97, 300}, {300, 97}, {257, 1031}};
   int backends[2] = {MARG_BACKEND_CPU, MARG_BACKEND_CUDA}, count = 0, k, s, inc;
   marg_device_count(&count);
   for (k = 0; k < (count > 0 ? 2 : 1); ++k) {
@@ -213,6 +256,7 @@ int main(void) {
   }
   CHECK(marg_set_backend(MARG_BACKEND_AUTOMATIC) == MARG_SUCCESS);
   check_errors();
+  check_log_prob_sum();
   check_pool();
   printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;

@@ -40,6 +40,11 @@ case $mode in
     c++ "$work/main.o" $(pkg-config --static --libs marg | sed "s|-lmarg|$libdir/libmarg.a|") \
       -lm -o "$work/pc-static"
     "$work/pc-static"
+    # the complete C example of docs/embedding.md, as a reader would copy it
+    awk '/^```c$/{on=1; next} /^```$/{on=0} on' "$here/../../docs/embedding.md" >"$work/embedding.c"
+    cc -std=c99 -Wall -Wextra -Werror "$work/embedding.c" $(pkg-config --cflags --libs marg) -lm \
+      -o "$work/embedding"
+    LD_LIBRARY_PATH="$libdir" "$work/embedding"
     ;;
   subdirectory)
     build cxx-subdir cxx -DMARG_SOURCE_DIR="$from" -DMARG_CUDA=OFF

@@ -66,6 +66,15 @@ marg_status marg_get_backend(marg_backend* backend);
 marg_status marg_device_count(int* count);
 
 /**
+ * Blocks until all libmarg work queued on a stream has finished. Needed
+ * before the host reads an output in device or managed memory; outputs in
+ * plain host memory are complete when the call that wrote them returns.
+ * @param stream a cudaStream_t, or NULL for the calling thread's libmarg stream
+ * @return MARG_SUCCESS or MARG_ERROR_CUDA
+ */
+marg_status marg_synchronize(void* stream);
+
+/**
  * Sets the cap of the memory pool.
  * @param bytes the new cap (>= 1)
  * @return MARG_SUCCESS or MARG_ERROR_INVALID_ARGUMENT
@@ -217,6 +226,31 @@ marg_status marg_convolve_grad_q_batched_f64(int m, int n, const double* g, int 
                                              int64_t strideg, const double* p, int incp,
                                              int64_t stridep, double* gq, int incgq,
                                              int64_t stridegq, int batch, void* stream);
+
+/**
+ * log P(x + y = k) for x with weights p on {lower_x, ..., lower_x + m - 1} and
+ * y with weights q on {lower_y, ..., lower_y + n - 1}, without forming the PMF
+ * of the sum (see marg::log_prob_sum). Weights are normalized as by
+ * marg::categorical: non-negative, finite, not all zero.
+ * @param m number of weights of x (>= 1)
+ * @param p weights of x
+ * @param incp stride of p (>= 1)
+ * @param lower_x smallest value of x
+ * @param n number of weights of y (>= 1)
+ * @param q weights of y
+ * @param incq stride of q (>= 1)
+ * @param lower_y smallest value of y
+ * @param k the observed sum
+ * @param log_prob receives log P(x + y = k), -infinity when k is impossible
+ * @return a status code
+ */
+marg_status marg_log_prob_sum_f32(int m, const float* p, int incp, int64_t lower_x, int n,
+                                  const float* q, int incq, int64_t lower_y, int64_t k,
+                                  float* log_prob);
+/** Double-precision marg_log_prob_sum_f32. @copydetails marg_log_prob_sum_f32 */
+marg_status marg_log_prob_sum_f64(int m, const double* p, int incp, int64_t lower_x, int n,
+                                  const double* q, int incq, int64_t lower_y, int64_t k,
+                                  double* log_prob);
 
 #ifdef __cplusplus
 }
