@@ -395,8 +395,9 @@ void step_marginalized(std::vector<state>& xs, const std::vector<params>& th,
     double m = -std::numeric_limits<double>::infinity();
     for (int k = 0; k < len; ++k) {
       const std::int64_t it = base + k;
-      row[k] = it < y ? -std::numeric_limits<double>::infinity()
-                      : lf.choose(it, y) + y * l1 + (it - y) * l0;
+      // the padded support reaches past 0..N where the prior mass is 0
+      row[k] = it < y || it > population ? -std::numeric_limits<double>::infinity()
+                                         : lf.choose(it, y) + y * l1 + (it - y) * l0;
       m = std::max(m, row[k]);
     }
     scale[b] = m;
