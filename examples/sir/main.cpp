@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -25,6 +26,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -339,6 +341,36 @@ std::vector<int> resample(const std::vector<double>& w, rng& g) {
 
 // ---------------------------------------------------------------- the filter
 
+// Runs fn(begin, end, g) over particles [0, B) cut into a fixed number of
+// chunks, each with its own generator seeded from `g`, on marg::cpu_threads()
+// host threads: the results do not depend on the thread count.
+template <class F>
+void for_chunks(int B, rng& g, F&& fn) {
+  constexpr int chunks = 64;
+  std::vector<std::uint64_t> seeds(chunks);
+  for (auto& s : seeds) s = g();
+  std::vector<std::exception_ptr> errors(chunks);
+  std::atomic<int> next{0};
+  auto work = [&] {
+    for (int c; (c = next++) < chunks;) {
+      try {
+        rng cg(seeds[c]);
+        fn(static_cast<int>(std::int64_t{B} * c / chunks),
+           static_cast<int>(std::int64_t{B} * (c + 1) / chunks), cg);
+      } catch (...) {
+        errors[c] = std::current_exception();
+      }
+    }
+  };
+  const int threads = std::clamp(marg::cpu_threads(), 1, std::min(chunks, std::max(B / 256, 1)));
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+}
+
 /// What one run of the filter produces.
 struct result {
   double log_likelihood = 0;
@@ -374,13 +406,15 @@ struct progress {
 template <class T>
 void step_marginalized(std::vector<state>& xs, const std::vector<params>& th,
                        std::int64_t population, std::int64_t y, const log_factorials& lf,
-                       std::vector<double>& logw_inc, rng& g, long long& dropped) {
+                       std::vector<double>& logw_inc, rng& g, std::atomic<long long>& dropped) {
   const int B = static_cast<int>(xs.size());
   std::vector<marg::pmf<T>> inf(B), rec(B);
-  for (int b = 0; b < B; ++b) {
-    inf[b] = binomial_window<T>(xs[b].s, infection_prob(th[b], xs[b].i, population));
-    rec[b] = binomial_window<T>(xs[b].i, th[b].gamma);
-  }
+  for_chunks(B, g, [&](int b0, int b1, rng&) {
+    for (int b = b0; b < b1; ++b) {
+      inf[b] = binomial_window<T>(xs[b].s, infection_prob(th[b], xs[b].i, population));
+      rec[b] = binomial_window<T>(xs[b].i, th[b].gamma);
+    }
+  });
   const marg::pmf_batch<T> X(inf);
   const marg::pmf_batch<T> negY = -marg::pmf_batch<T>(rec);
   const int len = X.length() + negY.length() - 1;
@@ -388,72 +422,78 @@ void step_marginalized(std::vector<state>& xs, const std::vector<params>& th,
   // L_b over the padded support of X + (-Y), scaled by its row maximum
   std::vector<T> like(static_cast<std::size_t>(B) * len);
   std::vector<double> scale(B);
-  std::vector<double> row(len);
-  for (int b = 0; b < B; ++b) {
-    const std::int64_t base = xs[b].i + X.lowers()[b] + negY.lowers()[b];  // i_t at index 0
-    const double l1 = std::log(th[b].rho), l0 = std::log1p(-th[b].rho);
-    double m = -std::numeric_limits<double>::infinity();
-    for (int k = 0; k < len; ++k) {
-      const std::int64_t it = base + k;
-      // the padded support reaches past 0..N where the prior mass is 0
-      row[k] = it < y || it > population ? -std::numeric_limits<double>::infinity()
-                                         : lf.choose(it, y) + y * l1 + (it - y) * l0;
-      m = std::max(m, row[k]);
+  for_chunks(B, g, [&](int b0, int b1, rng&) {
+    std::vector<double> row(len);
+    for (int b = b0; b < b1; ++b) {
+      const std::int64_t base = xs[b].i + X.lowers()[b] + negY.lowers()[b];  // i_t at index 0
+      const double l1 = std::log(th[b].rho), l0 = std::log1p(-th[b].rho);
+      double m = -std::numeric_limits<double>::infinity();
+      for (int k = 0; k < len; ++k) {
+        const std::int64_t it = base + k;
+        // the padded support reaches past 0..N where the prior mass is 0
+        row[k] = it < y || it > population ? -std::numeric_limits<double>::infinity()
+                                           : lf.choose(it, y) + y * l1 + (it - y) * l0;
+        m = std::max(m, row[k]);
+      }
+      scale[b] = m;
+      T* L = like.data() + static_cast<std::size_t>(b) * len;
+      for (int k = 0; k < len; ++k)
+        L[k] = std::isfinite(m) ? static_cast<T>(std::exp(row[k] - m)) : T(0);
     }
-    scale[b] = m;
-    T* L = like.data() + static_cast<std::size_t>(b) * len;
-    for (int k = 0; k < len; ++k)
-      L[k] = std::isfinite(m) ? static_cast<T>(std::exp(row[k] - m)) : T(0);
-  }
+  });
 
   const auto post = marg::condition_on_sum(X, negY, like);
-  for (int b = 0; b < B; ++b) {
-    logw_inc[b] = static_cast<double>(post.log_likelihood[b]) + scale[b];
-    if (!std::isfinite(logw_inc[b])) {
-      logw_inc[b] = -std::numeric_limits<double>::infinity();
-      continue;  // weight 0 from now on; the state is never read again
+  for_chunks(B, g, [&](int b0, int b1, rng& g) {
+    for (int b = b0; b < b1; ++b) {
+      logw_inc[b] = static_cast<double>(post.log_likelihood[b]) + scale[b];
+      if (!std::isfinite(logw_inc[b])) {
+        logw_inc[b] = -std::numeric_limits<double>::infinity();
+        continue;  // weight 0 from now on; the state is never read again
+      }
+      // Δi from its exact posterior, then Δr given Δi. Workaround: in float the
+      // batched posterior row can underflow to all zeros although the log
+      // likelihood is finite (p_j * (band^T L)_j is formed in T before the
+      // division by the long double total); such a particle is dropped (weight 0).
+      std::int64_t di = 0;
+      try {
+        di = X.lowers()[b] + post.first.sample_index(b, std::generate_canonical<double, 53>(g));
+      } catch (const marg::invalid_argument&) {
+        logw_inc[b] = -std::numeric_limits<double>::infinity();
+        ++dropped;
+        continue;
+      }
+      const marg::pmf<T>& R = rec[b];
+      const T* L = like.data() + static_cast<std::size_t>(b) * len;
+      const std::int64_t base = xs[b].i + X.lowers()[b] + negY.lowers()[b];
+      long double total = 0;
+      std::vector<long double> c(static_cast<std::size_t>(R.size()));
+      for (std::int64_t j = 0; j < R.size(); ++j) {
+        const std::int64_t dr = R.lower() + j, it = xs[b].i + di - dr;
+        const std::int64_t k = it - base;
+        total += static_cast<long double>(R.data()[j]) * (k >= 0 && k < len ? L[k] : T(0));
+        c[j] = total;
+      }
+      const long double u = std::generate_canonical<double, 53>(g) * total;
+      std::int64_t j = 0;
+      while (j + 1 < R.size() && c[j] <= u) ++j;
+      const std::int64_t dr = R.lower() + j;
+      xs[b] = {xs[b].s - di, xs[b].i + di - dr, xs[b].r + dr};
     }
-    // Δi from its exact posterior, then Δr given Δi. Workaround: in float the
-    // batched posterior row can underflow to all zeros although the log
-    // likelihood is finite (p_j * (band^T L)_j is formed in T before the
-    // division by the long double total); such a particle is dropped (weight 0).
-    std::int64_t di = 0;
-    try {
-      di = X.lowers()[b] + post.first.sample_index(b, std::generate_canonical<double, 53>(g));
-    } catch (const marg::invalid_argument&) {
-      logw_inc[b] = -std::numeric_limits<double>::infinity();
-      ++dropped;
-      continue;
-    }
-    const marg::pmf<T>& R = rec[b];
-    const T* L = like.data() + static_cast<std::size_t>(b) * len;
-    const std::int64_t base = xs[b].i + X.lowers()[b] + negY.lowers()[b];
-    long double total = 0;
-    std::vector<long double> c(static_cast<std::size_t>(R.size()));
-    for (std::int64_t j = 0; j < R.size(); ++j) {
-      const std::int64_t dr = R.lower() + j, it = xs[b].i + di - dr;
-      const std::int64_t k = it - base;
-      total += static_cast<long double>(R.data()[j]) * (k >= 0 && k < len ? L[k] : T(0));
-      c[j] = total;
-    }
-    const long double u = std::generate_canonical<double, 53>(g) * total;
-    std::int64_t j = 0;
-    while (j + 1 < R.size() && c[j] <= u) ++j;
-    const std::int64_t dr = R.lower() + j;
-    xs[b] = {xs[b].s - di, xs[b].i + di - dr, xs[b].r + dr};
-  }
+  });
 }
 
 // One day of the plain bootstrap filter: Δi, Δr sampled, weight P(y | i_t).
 void step_sampled(std::vector<state>& xs, const std::vector<params>& th, std::int64_t population,
                   std::int64_t y, const log_factorials& lf, std::vector<double>& logw_inc, rng& g) {
-  for (std::size_t b = 0; b < xs.size(); ++b) {
-    const double pi = infection_prob(th[b], xs[b].i, population);
-    const std::int64_t di = std::binomial_distribution<std::int64_t>(xs[b].s, pi)(g);
-    const std::int64_t dr = std::binomial_distribution<std::int64_t>(xs[b].i, th[b].gamma)(g);
-    xs[b] = {xs[b].s - di, xs[b].i + di - dr, xs[b].r + dr};
-    logw_inc[b] = log_obs(lf, y, xs[b].i, th[b].rho);
-  }
+  for_chunks(static_cast<int>(xs.size()), g, [&](int b0, int b1, rng& g) {
+    for (int b = b0; b < b1; ++b) {
+      const double pi = infection_prob(th[b], xs[b].i, population);
+      const std::int64_t di = std::binomial_distribution<std::int64_t>(xs[b].s, pi)(g);
+      const std::int64_t dr = std::binomial_distribution<std::int64_t>(xs[b].i, th[b].gamma)(g);
+      xs[b] = {xs[b].s - di, xs[b].i + di - dr, xs[b].r + dr};
+      logw_inc[b] = log_obs(lf, y, xs[b].i, th[b].rho);
+    }
+  });
 }
 
 template <class T>
@@ -468,13 +508,14 @@ result run_filter(const options& o, const std::vector<std::int64_t>& ys, std::ui
   std::vector<state> xs(B, state{o.population - o.initial, o.initial, 0});
   std::vector<double> logw(B, 0.0), inc(B);
   std::vector<path_stats> paths(B);
+  std::atomic<long long> dropped{0};
   result res;
   progress bar(show_progress);
 
   for (std::size_t t = 0; t < ys.size(); ++t) {
     const std::vector<state> prev = xs;
     if (o.marginalize)
-      step_marginalized<T>(xs, th, o.population, ys[t], lf, inc, g, res.dropped);
+      step_marginalized<T>(xs, th, o.population, ys[t], lf, inc, g, dropped);
     else
       step_sampled(xs, th, o.population, ys[t], lf, inc, g);
     // log p(y_t | y_1..t-1) ≈ log sum_b W_b w_b with W the normalized previous weights
@@ -509,10 +550,13 @@ result run_filter(const options& o, const std::vector<std::int64_t>& ys, std::ui
       std::fill(logw.begin(), logw.end(), 0.0);
     }
     if (o.rejuvenate)
-      for (int b = 0; b < B; ++b)
-        if (std::isfinite(logw[b])) rejuvenate(th[b], paths[b], o.population, g);
+      for_chunks(B, g, [&](int b0, int b1, rng& g) {
+        for (int b = b0; b < b1; ++b)
+          if (std::isfinite(logw[b])) rejuvenate(th[b], paths[b], o.population, g);
+      });
   }
   bar.done();
+  res.dropped = dropped.load();
   res.theta = th;
   res.weights = std::isfinite(log_sum_exp(logw)) ? normalize(logw) : std::vector<double>(B, 0.0);
   res.seconds = std::chrono::duration<double>(clock_type::now() - t0).count();
