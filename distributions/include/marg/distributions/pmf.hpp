@@ -65,11 +65,14 @@ class pmf {
   pmf(detail::trusted_t tag, array<T>&& probs, std::int64_t lower, T truncated_mass = T(0));
 
   /// Shares the storage of `other` (O(1)).
+  /// @param other the pmf to copy
   pmf(const pmf& other) = default;
   /// Shares the storage of `other` (O(1)).
+  /// @param other the pmf to copy
   /// @return *this
   pmf& operator=(const pmf& other) = default;
   /// Takes the storage of `other`, which is left empty.
+  /// @param other the pmf to move from
   pmf(pmf&& other) noexcept
       : storage_(std::move(other.storage_)),
         data_(std::exchange(other.data_, nullptr)),
@@ -77,6 +80,7 @@ class pmf {
         size_(std::exchange(other.size_, 0)),
         truncated_(std::exchange(other.truncated_, T(0))) {}
   /// Takes the storage of `other`, which is left empty.
+  /// @param other the pmf to move from
   /// @return *this
   pmf& operator=(pmf&& other) noexcept {
     if (this != &other) {

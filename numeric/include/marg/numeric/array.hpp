@@ -63,14 +63,20 @@ class array {
   array(std::initializer_list<T> values) : array(values.size()) {
     std::copy(values.begin(), values.end(), begin());
   }
+  // not copyable: use clone()
+  /// @cond
   array(const array&) = delete;
   array& operator=(const array&) = delete;
+  /// @endcond
   /// Moves; the source is left empty.
+  /// @param other the array to move from
   array(array&& other) noexcept
       : stream_(other.stream_),
         data_(std::exchange(other.data_, nullptr)),
         size_(std::exchange(other.size_, 0)) {}
   /// Moves; the source is left empty.
+  /// @param other the array to move from
+  /// @return *this
   array& operator=(array&& other) noexcept {
     if (this != &other) {
       release();
