@@ -1,6 +1,10 @@
-# -Wall -Wextra -Werror on the project's own targets (host and device code)
+# -Wall -Wextra -Werror on the project's own targets (host and device code),
+# plus the MARG_SANITIZE flags (marg_sanitizers.cmake)
+include(${CMAKE_CURRENT_LIST_DIR}/marg_sanitizers.cmake)
+
 function(marg_set_warnings target)
   target_compile_features(${target} PUBLIC cxx_std_20)
+  marg_apply_sanitizers(${target})
   target_compile_options(${target} PRIVATE
     $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Werror>
     $<$<COMPILE_LANGUAGE:C>:-Wall -Wextra -Werror>
