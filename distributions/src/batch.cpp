@@ -211,8 +211,12 @@ batch_sum_posterior<T> condition_on_sum(const pmf_batch<T>& x, const pmf_batch<T
     for (int j = 0; j < n; ++j) sy += static_cast<long double>(q[j]) * py[j];
     const bool possible = sx > 0 && sy > 0;
     ll[b] = possible ? static_cast<T>(std::log(sx)) : -std::numeric_limits<T>::infinity();
-    for (int j = 0; j < m; ++j) px[j] = possible ? static_cast<T>(p[j] * px[j] / sx) : T(0);
-    for (int j = 0; j < n; ++j) py[j] = possible ? static_cast<T>(q[j] * py[j] / sy) : T(0);
+    // the product in long double: in float it can underflow to zero while the
+    // normalized posterior is not small
+    for (int j = 0; j < m; ++j)
+      px[j] = possible ? static_cast<T>(static_cast<long double>(p[j]) * px[j] / sx) : T(0);
+    for (int j = 0; j < n; ++j)
+      py[j] = possible ? static_cast<T>(static_cast<long double>(q[j]) * py[j] / sy) : T(0);
   }
   std::vector<std::int64_t> ylowers(B);
   for (int b = 0; b < B; ++b) ylowers[b] = y.lowers()[y.batch() == 1 ? 0 : b];

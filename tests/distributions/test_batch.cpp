@@ -112,3 +112,24 @@ TEMPLATE_TEST_CASE("batch: bad input", "[distributions]", float, double) {
   CHECK_THROWS_WITH(marg::log_prob_sum(a, a, std::vector<std::int64_t>{1}),
                     Catch::Contains("k.size() = 1"));
 }
+
+// p_j * (band(q, m)^T L)_j can be far below the type's range while the
+// normalized posterior is not: the products must not underflow before normalization
+TEMPLATE_TEST_CASE("batch: soft conditioning with products below the type's range",
+                   "[distributions]", float, double) {
+  using T = TestType;
+  const T tiny = std::is_same_v<T, float> ? T(1e-30) : T(1e-200);
+  // x in {0, 1} with P(x = 0) = tiny, y = 0; likelihood tiny for both sums:
+  // p_0 * gp_0 = tiny^2 is below T's range, the posterior P(x = 0 | L) = tiny is not
+  const marg::pmf_batch<T> bx(std::vector<marg::pmf<T>>(2, marg::categorical<T>({tiny, T(1)})));
+  const marg::pmf_batch<T> by(std::vector<marg::pmf<T>>(2, marg::delta<T>(0)));
+  const std::vector<T> L{tiny, tiny, tiny, tiny};  // 2 rows over the support {0, 1}
+  const auto post = marg::condition_on_sum(bx, by, L);
+  for (int b = 0; b < 2; ++b) {
+    CAPTURE(b);
+    CHECK(std::isfinite(post.log_likelihood[b]));
+    CHECK(std::fabs(post.first.prob(b, 0) - tiny) <= tol<T>() * tiny);
+    CHECK(std::fabs(post.first.prob(b, 1) - T(1)) <= tol<T>());
+    CHECK(post.second.prob(b, 0) == T(1));
+  }
+}
