@@ -51,18 +51,20 @@ struct tiled_tuning {
   /// values each thread prefetches per stage
   static constexpr int nx = (TJ + KC + threads - 1) / threads;
   static constexpr int na = (KC + threads - 1) / threads;
-  static_assert(R % V == 0 && K % V == 0 && KC % K == 0 && KC % R == 0, "tile shape");
+  /// taps of one warp's contiguous run per stage
+  static constexpr int KW = KC / WK;
+  static_assert(R % V == 0 && K % V == 0 && KW % K == 0 && KW % R == 0, "tile shape");
   static_assert(TJ % threads == 0 || threads % 32 == 0, "block shape");
   /// @return the padded shared-memory index of logical element t
   __host__ __device__ static constexpr int phys(int t) { return t + pad * (t / R); }
 };
 
 /// float tiles: big problems, mid-size (and mid-size batches), small problems
-using tiled_large_f = tiled_tuning<float, 16, 16, 2, 4, 256, 2>;
+using tiled_large_f = tiled_tuning<float, 16, 16, 2, 4, 512, 2>;
 using tiled_mid_f = tiled_tuning<float, 8, 16, 1, 4, 256, 3>;
 using tiled_small_f = tiled_tuning<float, 4, 16, 1, 4, 128, 4>;
 /// double tiles (FP64 FMA is half the rate: fewer loads per FMA needed)
-using tiled_large_d = tiled_tuning<double, 16, 8, 2, 4, 128, 2>;
+using tiled_large_d = tiled_tuning<double, 16, 4, 2, 4, 256, 2>;
 using tiled_mid_d = tiled_tuning<double, 8, 8, 1, 4, 128, 3>;
 using tiled_small_d = tiled_tuning<double, 4, 8, 1, 4, 64, 4>;
 
@@ -105,36 +107,64 @@ struct vec16<double> {
   using type = double2;
 };
 
-/// R x K register block: acc[r] += sum_kk taps[kk] * X[scol + r + kk], X read
-/// from one lane's padded rows (starting at xrow), taps a warp-wide broadcast.
-template <class T, class C>
-__device__ __forceinline__ void chunk_fma(const T* xrow, int scol, const T* taps, T (&acc)[C::R]) {
+/// Loads N consecutive X values of one lane's padded rows into xw[First..),
+/// logical offsets off.. from xrow (off, N compile-time after unrolling).
+template <class T, class C, int First, int N>
+__device__ __forceinline__ void load_window(const T* xrow, int off, T (&xw)[C::R + C::K]) {
   using vec_t = typename vec16<T>::type;
-  T xw[C::R + C::K];
 #pragma unroll
-  for (int v = 0; v < (C::R + C::K) / C::V; ++v) {
-    const int t = scol + v * C::V;
+  for (int v = 0; v < N / C::V; ++v) {
+    const int t = off + v * C::V;
     const vec_t w = *reinterpret_cast<const vec_t*>(xrow + t + C::pad * (t / C::R));
     if constexpr (C::V == 4) {
-      xw[v * 4 + 0] = w.x, xw[v * 4 + 1] = w.y, xw[v * 4 + 2] = w.z, xw[v * 4 + 3] = w.w;
+      xw[First + v * 4 + 0] = w.x, xw[First + v * 4 + 1] = w.y;
+      xw[First + v * 4 + 2] = w.z, xw[First + v * 4 + 3] = w.w;
     } else {
-      xw[v * 2 + 0] = w.x, xw[v * 2 + 1] = w.y;
+      xw[First + v * 2 + 0] = w.x, xw[First + v * 2 + 1] = w.y;
     }
   }
-  T av[C::K];
+}
+
+/// A run of up to NC consecutive chunks of K taps against one lane's R
+/// outputs: sacc[r] += sum_k taps[k] * X[r + k]. X is read from the lane's
+/// padded rows starting at xrow (logical offset 0 = X of output 0, tap 0),
+/// taps are warp-wide broadcasts. The lane's window of R + K values slides
+/// by K from one chunk to the next, so a chunk that follows a computed one
+/// loads only K new values (R + K after a skipped one). `active(q)` says
+/// whether chunk q meets the band; nk: taps in the run.
+template <class T, class C, int NC, class Active>
+__device__ __forceinline__ void slide_chunks(const T* xrow, const T* taps, int nk, Active active,
+                                             T (&sacc)[C::R]) {
+  using vec_t = typename vec16<T>::type;
+  T xw[C::R + C::K];
+  bool have = false;  // xw[0..R) holds chunk q's first R values
 #pragma unroll
-  for (int v = 0; v < C::K / C::V; ++v) {
-    const vec_t w = *reinterpret_cast<const vec_t*>(taps + v * C::V);
-    if constexpr (C::V == 4) {
-      av[v * 4 + 0] = w.x, av[v * 4 + 1] = w.y, av[v * 4 + 2] = w.z, av[v * 4 + 3] = w.w;
-    } else {
-      av[v * 2 + 0] = w.x, av[v * 2 + 1] = w.y;
+  for (int q = 0; q < NC; ++q) {
+    if (q * C::K >= nk) break;
+    if (!active(q)) {
+      have = false;
+      continue;
     }
+    if (!have) load_window<T, C, 0, C::R>(xrow, q * C::K, xw);
+    load_window<T, C, C::R, C::K>(xrow, q * C::K + C::R, xw);
+    T av[C::K];
+#pragma unroll
+    for (int v = 0; v < C::K / C::V; ++v) {
+      const vec_t w = *reinterpret_cast<const vec_t*>(taps + q * C::K + v * C::V);
+      if constexpr (C::V == 4) {
+        av[v * 4 + 0] = w.x, av[v * 4 + 1] = w.y, av[v * 4 + 2] = w.z, av[v * 4 + 3] = w.w;
+      } else {
+        av[v * 2 + 0] = w.x, av[v * 2 + 1] = w.y;
+      }
+    }
+#pragma unroll
+    for (int kk = 0; kk < C::K; ++kk)
+#pragma unroll
+      for (int r = 0; r < C::R; ++r) sacc[r] = fma(av[kk], xw[r + kk], sacc[r]);
+#pragma unroll
+    for (int i = 0; i < C::R; ++i) xw[i] = xw[i + C::K];
+    have = true;
   }
-#pragma unroll
-  for (int kk = 0; kk < C::K; ++kk)
-#pragma unroll
-    for (int r = 0; r < C::R; ++r) acc[r] = fma(av[kk], xw[r + kk], acc[r]);
 }
 
 /// The work of one block of the tiled kernel.
@@ -174,25 +204,34 @@ struct tiled_agent {
     }
   }
 
-  // one stage: this warp's chunks of K taps against its 32*R outputs
+  // one stage: this warp's contiguous run of chunks (taps wk*KW .. +KW) against
+  // its 32*R outputs; chunks where the warp sees only zeros of X are skipped
   __device__ void compute(const correlation_view<T>& c, std::int64_t J0, std::int64_t k0, int nk,
                           T (&acc)[C::R]) const {
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int wj = warp % C::WJ, wk = warp / C::WJ;
     const int lrow = wj * 32 + lane;  // the lane's row of R outputs in the tile
-    T sacc[C::R];
+    // X index of the warp's first output at the run's first tap
+    const std::int64_t tw = J0 + wj * 32 * C::R + k0 + wk * C::KW - c.lead;
+    const std::int64_t lx = c.lx;
+    const auto active = [&](int q) {
+      const std::int64_t t0 = tw + q * C::K;
+      return t0 + 32 * C::R + C::K - 2 >= 0 && t0 < lx;
+    };
+    const T* xrow = xs + (lrow + wk * C::KW / C::R) * C::row;
+    if constexpr (sizeof(T) == 4) {
+      // two-level sum: short chains per stage keep float rounding small
+      T sacc[C::R];
 #pragma unroll
-    for (int r = 0; r < C::R; ++r) sacc[r] = T(0);
-    for (int ci = wk; ci * C::K < nk; ci += C::WK) {
-      // skip chunks where this warp's outputs see only zeros of X (band edges)
-      const std::int64_t t0 = J0 + wj * 32 * C::R + k0 + ci * C::K - c.lead;
-      if (t0 + 32 * C::R + C::K - 2 < 0 || t0 >= c.lx) continue;
-      const int srow = lrow + (ci * C::K) / C::R, scol = (ci * C::K) % C::R;
-      chunk_fma<T, C>(xs + srow * C::row, scol, as + ci * C::K, sacc);
+      for (int r = 0; r < C::R; ++r) sacc[r] = T(0);
+      slide_chunks<T, C, C::KW / C::K>(xrow, as + wk * C::KW, nk - wk * C::KW, active, sacc);
+#pragma unroll
+      for (int r = 0; r < C::R; ++r) acc[r] += sacc[r];
+    } else {
+      // double: one chain per stage run (positive terms: rounding grows like
+      // sqrt(n) eps, far below 1e-12) frees the second level's registers
+      slide_chunks<T, C, C::KW / C::K>(xrow, as + wk * C::KW, nk - wk * C::KW, active, acc);
     }
-    // two-level sum: short chains per stage keep float rounding small
-#pragma unroll
-    for (int r = 0; r < C::R; ++r) acc[r] += sacc[r];
   }
 
   // one problem's tile; returns with the tile's partial sums at xs[phys(i)], i < TJ
