@@ -63,20 +63,18 @@ int main(int argc, char** argv) {
   }
 
   try {
-    // one die on {1..s}, stored from offset 1; the sum of k dice starts at k
-    const std::vector<double> die(static_cast<std::size_t>(s), 1.0 / s);
-    std::vector<double> sum = die;
-    for (int i = 1; i < k; ++i) {
-      std::vector<double> next(sum.size() + die.size() - 1);
-      marg::convolve<double>(static_cast<int>(sum.size()), s, sum.data(), 1, die.data(), 1,
-                             next.data(), 1);
-      sum.swap(next);
-    }
+    // k independent dice, added as a balanced tree of convolutions
+    const std::vector<marg::pmf<double>> dice(static_cast<std::size_t>(k),
+                                              marg::uniform_int<double>(1, s));
+    const marg::pmf<double> total_pmf = marg::sum(dice);
+    const std::vector<double> sum = total_pmf.probs();  // values lower()..upper(), lower() == k
+    double largest = 0;
+    for (const double v : sum) largest = std::fmax(largest, v);
 
     const std::vector<std::uint64_t> counts = exact_counts(k, s);
     const char* where = marg::current_backend() == marg::backend::cuda ? "cuda" : "cpu";
     std::printf("sum of %d fair %d-sided dice (libmarg, %s backend)\n\n", k, s, where);
-    std::printf("%8s  %-20s  %s\n", "sum", "probability", "exact");
+    std::printf("%8s  %-20s  %-24s  %s\n", "sum", "probability", "exact", "");
     // relative tolerance: a few rounding errors per convolution step
     const double tol = 8.0 * k * s * 1.1102230246251565e-16;
     double mean = 0, second = 0, worst = 0;
@@ -87,9 +85,12 @@ int main(int argc, char** argv) {
       worst = std::fmax(worst, rel);
       mean += value * sum[i];
       second += value * value * sum[i];
-      std::printf("%8" PRId64 "  %-20.15g  %" PRIu64 "/%" PRIu64 "%s\n",
-                  k + static_cast<std::int64_t>(i), sum[i], counts[i], total,
-                  rel > tol ? "  MISMATCH" : "");
+      char fraction[48];
+      std::snprintf(fraction, sizeof fraction, "%" PRIu64 "/%" PRIu64, counts[i], total);
+      // an ASCII bar, 40 characters for the most likely sum
+      const std::string bar(static_cast<std::size_t>(std::lround(40 * sum[i] / largest)), '#');
+      std::printf("%8" PRId64 "  %-20.15g  %-24s  %s%s\n", total_pmf.lower() + std::int64_t(i),
+                  sum[i], fraction, bar.c_str(), rel > tol ? "  MISMATCH" : "");
     }
     const double variance = second - mean * mean;
     // exact moments of a sum of k independent uniform {1..s}
