@@ -11,7 +11,10 @@ MARG_BUILD_DIR=${MARG_BUILD_DIR:-$MARG_ROOT/build/$MARG_PRESET}
 MARG_JOBS=${MARG_JOBS:-2}
 
 # Debian packages the build needs; installed only when missing
-MARG_PACKAGES=(cmake make g++ libeigen3-dev libjemalloc-dev catch2 libbenchmark-dev)
+# (doxygen and graphviz: the API reference, checked by scripts/test; fftw: the
+# accuracy comparison in bench/accuracy; pkg-config: the consumer tests)
+MARG_PACKAGES=(cmake make g++ libeigen3-dev libjemalloc-dev catch2 libbenchmark-dev
+  doxygen graphviz libfftw3-dev pkg-config)
 
 marg_install_packages() {
   if ! command -v dpkg-query >/dev/null; then
