@@ -1,24 +1,115 @@
-// pmf_batch<T>: batched algebra and soft conditioning, one numeric call per operation.
+// pmf_batch<T>: batched algebra and conditioning, one numeric call per
+// operation; the per-row host work on marg::cpu_threads() threads over fixed
+// chunks of rows (batch_rows.hpp for the row kernels).
 #include <marg/distributions/batch.hpp>
 #include <marg/numeric/convolve.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <string>
+#include <utility>
 
+#include "batch_rows.hpp"
 #include "detail.hpp"
+#include "parallel.hpp"
 
 namespace marg {
+namespace {
+
+using detail::anti_diagonal_of;
+using detail::parallel_rows;
+using detail::product_row;
+using detail::rows_per_chunk;
+
+// checks v[0..n) finite and >= 0 in parallel; throws naming the first bad entry
+template <class T>
+void check_weights(const char* f, const char* name, const T* v, std::int64_t n) {
+  parallel_rows(n, 1 << 16, [&](std::int64_t, std::int64_t i0, std::int64_t i1) {
+    bool ok = true;
+    for (std::int64_t i = i0; i < i1; ++i)
+      ok &= (v[i] >= T(0)) & (v[i] <= std::numeric_limits<T>::max());  // NaN fails both
+    if (!ok)
+      for (std::int64_t i = i0; i < i1; ++i)
+        detail::check_weight(f, name, static_cast<std::size_t>(i), v[i]);
+  });
+}
+
+// checks v[0..n) finite in parallel; throws naming the first bad entry
+template <class T>
+void check_finite(const char* f, const char* name, const T* v, std::int64_t n) {
+  parallel_rows(n, 1 << 16, [&](std::int64_t, std::int64_t i0, std::int64_t i1) {
+    bool ok = true;
+    for (std::int64_t i = i0; i < i1; ++i) ok &= std::fabs(v[i]) <= std::numeric_limits<T>::max();
+    if (!ok)
+      for (std::int64_t i = i0; i < i1; ++i)
+        MARG_EXPECTS(std::isfinite(v[i]),
+                     detail::bad_real_argument(
+                         f, (std::string(name) + "[" + std::to_string(i) + "]").c_str(),
+                         static_cast<double>(v[i]), "finite"));
+  });
+}
+
+// the row sum in double, left to right (the order sample_index scans in)
+template <class T>
+double row_total(const T* r, int n) {
+  double s = 0;
+  for (int i = 0; i < n; ++i) s += static_cast<double>(r[i]);
+  return s;
+}
+
+// inversion of a row with total `total` at u; zero entries are never drawn
+template <class T>
+std::int64_t invert(const T* r, int n, double total, double u) {
+  const double target = u * total;
+  double c = 0;
+  int last = 0;
+  for (int i = 0; i < n; ++i) {
+    if (r[i] == T(0)) continue;
+    c += static_cast<double>(r[i]);
+    last = i;
+    if (c > target) return i;
+  }
+  return last;
+}
+
+void check_uniform(const char* f, std::size_t i, double u) {
+  MARG_EXPECTS(u >= 0 && u < 1, detail::bad_real_argument(
+                                    f, ("u[" + std::to_string(i) + "]").c_str(), u, "in [0, 1)"));
+}
+
+// the shape of a flat batch: batch, length >= 1 and `size` = batch * length
+std::int64_t check_shape(int batch, int length, std::size_t size) {
+  const char* f = "marg::pmf_batch";
+  MARG_EXPECTS(batch >= 1, detail::bad_argument(f, "batch", batch, ">= 1"));
+  MARG_EXPECTS(length >= 1, detail::bad_argument(f, "length", length, ">= 1"));
+  const std::int64_t n = std::int64_t{batch} * length;
+  MARG_EXPECTS(size == static_cast<std::size_t>(n),
+               detail::bad_argument(f, "values.size()", static_cast<std::int64_t>(size),
+                                    ("batch * length = " + std::to_string(n)).c_str()));
+  return n;
+}
+
+std::string no_mass(int b) {
+  return "row " + std::to_string(b) +
+         " has no mass (the posterior of an impossible observation); it cannot be sampled";
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- pmf_batch
 
 template <class T>
 pmf_batch<T>::pmf_batch(detail::trusted_t, array<T>&& probs, int batch, int length,
-                        std::vector<std::int64_t> lowers)
-    : batch_(batch), length_(length), lowers_(std::move(lowers)) {
+                        std::vector<std::int64_t> lowers, std::vector<T> truncated)
+    : batch_(batch), length_(length), lowers_(std::move(lowers)), truncated_(std::move(truncated)) {
   detail::wait_for_stream(probs.stream());
-  auto s = std::make_shared<const array<T>>(std::move(probs));
-  data_ = s->data();
+  auto s = std::make_shared<const detail::batch_storage<T>>(std::move(probs));
+  data_ = s->probs.data();
   storage_ = std::move(s);
+  if (std::all_of(truncated_.begin(), truncated_.end(), [](T t) { return t == T(0); }))
+    truncated_.clear();
 }
 
 template <class T>
@@ -28,22 +119,82 @@ pmf_batch<T>::pmf_batch(const std::vector<pmf<T>>& rows) {
   MARG_EXPECTS(
       rows.size() <= INT_MAX,
       detail::bad_argument(f, "rows.size()", static_cast<std::int64_t>(rows.size()), "<= INT_MAX"));
+  const auto B = static_cast<std::int64_t>(rows.size());
   std::int64_t len = 0;
-  for (std::size_t b = 0; b < rows.size(); ++b) {
+  for (std::int64_t b = 0; b < B; ++b) {
     detail::check_nonempty(f, ("rows[" + std::to_string(b) + "]").c_str(), rows[b]);
     len = std::max(len, rows[b].size());
+  }
+  len = detail::length_checked(f, "the longest row", len);
+  std::vector<std::int64_t> lowers(B);
+  std::vector<T> truncated(B);
+  for (std::int64_t b = 0; b < B; ++b) {
     // the padded support must not overflow either
     detail::add_checked(f, "lower + length - 1", rows[b].lower(), len - 1);
-  }
-  array<T> a(rows.size() * static_cast<std::size_t>(len), T(0));
-  std::vector<std::int64_t> lowers(rows.size());
-  for (std::size_t b = 0; b < rows.size(); ++b) {
-    detail::add_checked(f, "lower + length - 1", rows[b].lower(), len - 1);
-    std::copy(rows[b].data(), rows[b].data() + rows[b].size(), a.data() + b * len);
     lowers[b] = rows[b].lower();
+    truncated[b] = rows[b].truncated_mass();
   }
-  *this = pmf_batch(detail::trusted, std::move(a), static_cast<int>(rows.size()),
-                    static_cast<int>(len), std::move(lowers));
+  array<T> a(static_cast<std::size_t>(B * len));
+  T* d = a.data();
+  parallel_rows(B, rows_per_chunk(len), [&](std::int64_t, std::int64_t b0, std::int64_t b1) {
+    for (std::int64_t b = b0; b < b1; ++b) {
+      const std::int64_t n = rows[b].size();
+      std::copy(rows[b].data(), rows[b].data() + n, d + b * len);
+      std::fill(d + b * len + n, d + (b + 1) * len, T(0));
+    }
+  });
+  *this = pmf_batch(detail::trusted, std::move(a), static_cast<int>(B), static_cast<int>(len),
+                    std::move(lowers), std::move(truncated));
+}
+
+template <class T>
+pmf_batch<T>::pmf_batch(int batch, int length, std::vector<std::int64_t> lowers,
+                        const std::vector<T>& values, bool normalize) {
+  const std::int64_t n = check_shape(batch, length, values.size());
+  array<T> a(static_cast<std::size_t>(n));
+  T* d = a.data();
+  parallel_rows(n, 1 << 16, [&](std::int64_t, std::int64_t i0, std::int64_t i1) {
+    std::copy(values.data() + i0, values.data() + i1, d + i0);
+  });
+  *this = pmf_batch(batch, length, std::move(lowers), std::move(a), normalize);
+}
+
+template <class T>
+pmf_batch<T>::pmf_batch(int batch, int length, std::vector<std::int64_t> lowers, array<T>&& values,
+                        bool normalize) {
+  const char* f = "marg::pmf_batch";
+  const std::int64_t n = check_shape(batch, length, values.size());
+  MARG_EXPECTS(lowers.size() == static_cast<std::size_t>(batch),
+               detail::bad_argument(f, "lowers.size()", static_cast<std::int64_t>(lowers.size()),
+                                    ("batch = " + std::to_string(batch)).c_str()));
+  for (int b = 0; b < batch; ++b)
+    detail::add_checked(f, "lowers[b] + length - 1", lowers[b], length - 1);
+  detail::wait_for_stream(values.stream());
+  check_weights(f, "values", values.data(), n);
+  T* d = values.data();
+  parallel_rows(batch, rows_per_chunk(length), [&](std::int64_t, std::int64_t b0, std::int64_t b1) {
+    for (std::int64_t b = b0; b < b1; ++b) {
+      T* r = d + b * length;
+      double s = row_total(r, length);
+      MARG_EXPECTS(s > 0, std::string(f) + ": row " + std::to_string(b) + " of values is all zero");
+      if (!normalize) continue;
+      if (std::isfinite(s)) {
+        for (int i = 0; i < length; ++i) r[i] = static_cast<T>(r[i] / s);
+      } else {  // the double sum overflowed
+        long double sl = 0;
+        for (int i = 0; i < length; ++i) sl += r[i];
+        for (int i = 0; i < length; ++i) r[i] = static_cast<T>(r[i] / sl);
+      }
+    }
+  });
+  *this = pmf_batch(detail::trusted, std::move(values), batch, length, std::move(lowers));
+}
+
+template <class T>
+T pmf_batch<T>::truncated_mass(int b) const {
+  MARG_EXPECTS(b >= 0 && b < batch_,
+               detail::bad_argument("marg::pmf_batch::truncated_mass", "b", b, "in 0..batch()-1"));
+  return truncated_.empty() ? T(0) : truncated_[b];
 }
 
 template <class T>
@@ -63,30 +214,80 @@ pmf<T> pmf_batch<T>::row(int b) const {
   if (std::all_of(r, r + length_, [](T v) { return v == T(0); })) return pmf<T>();
   array<T> a(static_cast<std::size_t>(length_));
   std::copy(r, r + length_, a.data());
-  return pmf<T>(detail::trusted, std::move(a), lowers_[b]);
+  return pmf<T>(detail::trusted, std::move(a), lowers_[b], truncated_mass(b));
+}
+
+template <class T>
+const std::vector<double>& pmf_batch<T>::totals() const {
+  const auto& s = *storage_;
+  std::call_once(s.once, [&] {
+    s.totals.resize(static_cast<std::size_t>(batch_));
+    parallel_rows(batch_, rows_per_chunk(length_),
+                  [&](std::int64_t, std::int64_t b0, std::int64_t b1) {
+                    for (std::int64_t b = b0; b < b1; ++b)
+                      s.totals[b] = row_total(data_ + b * length_, length_);
+                  });
+  });
+  return s.totals;
 }
 
 template <class T>
 std::int64_t pmf_batch<T>::sample_index(int b, double u) const {
   const char* f = "marg::pmf_batch::sample";
   MARG_EXPECTS(b >= 0 && b < batch_, detail::bad_argument(f, "b", b, "in 0..batch()-1"));
-  const T* r = data_ + std::int64_t{b} * length_;
-  long double total = 0;
-  for (int i = 0; i < length_; ++i) total += r[i];
-  MARG_EXPECTS(total > 0, detail::bad_argument(f, "row", b,
-                                               "a row with mass (this one is the posterior of "
-                                               "an impossible observation)"));
-  const long double target = u * total;
-  long double c = 0;
-  int last = 0;
-  for (int i = 0; i < length_; ++i) {
-    if (r[i] == T(0)) continue;
-    c += r[i];
-    last = i;
-    if (c > target) return i;
-  }
-  return last;
+  check_uniform(f, 0, u);
+  const double total = totals()[b];
+  MARG_EXPECTS(total > 0, std::string(f) + ": " + no_mass(b));
+  return invert(data_ + std::int64_t{b} * length_, length_, total, u);
 }
+
+template <class T>
+std::vector<std::int64_t> pmf_batch<T>::sample_with(const std::vector<double>& u,
+                                                    int per_row) const {
+  const char* f = "marg::pmf_batch::sample";
+  MARG_EXPECTS(per_row >= 1, detail::bad_argument(f, "per_row", per_row, ">= 1"));
+  const std::int64_t n = std::int64_t{batch_} * per_row;
+  MARG_EXPECTS(u.size() == static_cast<std::size_t>(n),
+               detail::bad_argument(f, "u.size()", static_cast<std::int64_t>(u.size()),
+                                    ("batch() * per_row = " + std::to_string(n)).c_str()));
+  std::vector<std::int64_t> r(static_cast<std::size_t>(n));
+  if (batch_ == 0) return r;
+  const auto& tot = totals();
+  parallel_rows(batch_, rows_per_chunk(length_ + per_row),
+                [&](std::int64_t, std::int64_t b0, std::int64_t b1) {
+                  std::vector<int> order(per_row > 1 ? per_row : 0);  // one per chunk
+                  for (std::int64_t b = b0; b < b1; ++b) {
+                    const double* ub = u.data() + b * per_row;
+                    for (int j = 0; j < per_row; ++j) check_uniform(f, b * per_row + j, ub[j]);
+                    MARG_EXPECTS(tot[b] > 0, std::string(f) + ": " + no_mass(static_cast<int>(b)));
+                    const T* row = data_ + b * length_;
+                    std::int64_t* out = r.data() + b * per_row;
+                    if (per_row == 1) {
+                      out[0] = lowers_[b] + invert(row, length_, tot[b], ub[0]);
+                      continue;
+                    }
+                    // the uniforms in increasing order, answered in one pass over the row
+                    std::iota(order.begin(), order.end(), 0);
+                    std::sort(order.begin(), order.end(), [&](int x, int y) {
+                      return ub[x] < ub[y] || (ub[x] == ub[y] && x < y);
+                    });
+                    double c = 0;
+                    int i = 0, last = 0;
+                    for (int j : order) {
+                      const double target = ub[j] * tot[b];
+                      while (i < length_ && c <= target) {
+                        if (row[i] != T(0)) c += static_cast<double>(row[i]), last = i;
+                        ++i;
+                      }
+                      // c > target: `last` is the entry whose cumulative sum first exceeded it
+                      out[j] = lowers_[b] + last;
+                    }
+                  }
+                });
+  return r;
+}
+
+// ---------------------------------------------------------------- algebra
 
 namespace {
 
@@ -101,9 +302,29 @@ std::int64_t stride_of_second(const char* f, const pmf_batch<T>& x, const pmf_ba
   return y.batch() == 1 ? 0 : y.length();
 }
 
+// the lower bound of y's row b (y of x.batch() rows or of 1)
+template <class T>
+std::int64_t lower_of(const pmf_batch<T>& y, std::int64_t b) {
+  return y.lowers()[y.batch() == 1 ? 0 : b];
+}
+
+template <class T>
+T truncated_of(const std::vector<T>& t, std::int64_t b) {
+  return t.empty() ? T(0) : t[t.size() == 1 ? 0 : b];
+}
+
+template <class T>
+std::vector<T> combine_truncated(int B, const std::vector<T>& a, const std::vector<T>& b) {
+  if (a.empty() && b.empty()) return {};
+  std::vector<T> r(B);
+  for (int i = 0; i < B; ++i)
+    r[i] = detail::combine_truncated(truncated_of(a, i), truncated_of(b, i));
+  return r;
+}
+
 template <class T>
 pmf_batch<T> add(const char* f, const pmf_batch<T>& x, const T* q, int n, std::int64_t strideq,
-                 const std::vector<std::int64_t>& ylowers) {
+                 const std::vector<std::int64_t>& ylowers, const std::vector<T>& ytruncated) {
   const int B = x.batch(), m = x.length();
   const int len = detail::length_checked(f, "length(x) + length(y) - 1", std::int64_t{m} + n - 1);
   std::vector<std::int64_t> lowers(B);
@@ -114,7 +335,8 @@ pmf_batch<T> add(const char* f, const pmf_batch<T>& x, const T* q, int n, std::i
   }
   array<T> r(static_cast<std::size_t>(B) * len);
   convolve_batched<T>(m, n, x.data(), 1, m, q, 1, strideq, r.data(), 1, len, B);
-  return pmf_batch<T>(detail::trusted, std::move(r), B, len, std::move(lowers));
+  return pmf_batch<T>(detail::trusted, std::move(r), B, len, std::move(lowers),
+                      combine_truncated(B, x.truncated_masses(), ytruncated));
 }
 
 }  // namespace
@@ -123,7 +345,7 @@ template <class T>
 pmf_batch<T> operator+(const pmf_batch<T>& x, const pmf_batch<T>& y) {
   const char* f = "marg::operator+ (pmf_batch)";
   const std::int64_t sq = stride_of_second(f, x, y);
-  return add(f, x, y.data(), y.length(), sq, y.lowers());
+  return add(f, x, y.data(), y.length(), sq, y.lowers(), y.truncated_masses());
 }
 
 template <class T>
@@ -131,23 +353,30 @@ pmf_batch<T> operator+(const pmf_batch<T>& x, const pmf<T>& y) {
   const char* f = "marg::operator+ (pmf_batch, pmf)";
   MARG_EXPECTS(x.batch() >= 1, std::string(f) + ": x is an empty batch");
   detail::check_nonempty(f, "y", y);
-  return add(f, x, y.data(), static_cast<int>(y.size()), 0, {y.lower()});
+  const std::vector<T> yt =
+      y.truncated_mass() == T(0) ? std::vector<T>{} : std::vector<T>{y.truncated_mass()};
+  return add(f, x, y.data(), static_cast<int>(y.size()), 0, {y.lower()}, yt);
 }
 
 template <class T>
 pmf_batch<T> operator-(const pmf_batch<T>& x) {
   const char* f = "marg::operator- (pmf_batch)";
   const int B = x.batch(), L = x.length();
-  array<T> r(static_cast<std::size_t>(B) * L);
   std::vector<std::int64_t> lowers(B);
   for (int b = 0; b < B; ++b) {
-    const T* s = x.data() + std::int64_t{b} * L;
-    std::reverse_copy(s, s + L, r.data() + std::int64_t{b} * L);
     const std::int64_t up = detail::add_checked(f, "upper(x)", x.lowers()[b], L - 1);
     lowers[b] = detail::sub_checked(f, "-upper(x)", 0, up);
     detail::sub_checked(f, "-lower(x)", 0, x.lowers()[b]);
   }
-  return pmf_batch<T>(detail::trusted, std::move(r), B, L, std::move(lowers));
+  array<T> r(static_cast<std::size_t>(B) * L);
+  T* d = r.data();
+  parallel_rows(B, rows_per_chunk(L), [&](std::int64_t, std::int64_t b0, std::int64_t b1) {
+    for (std::int64_t b = b0; b < b1; ++b) {
+      const T* s = x.data() + b * L;
+      std::reverse_copy(s, s + L, d + b * L);
+    }
+  });
+  return pmf_batch<T>(detail::trusted, std::move(r), B, L, std::move(lowers), x.truncated_masses());
 }
 
 template <class T>
@@ -155,27 +384,79 @@ pmf_batch<T> operator-(const pmf_batch<T>& x, const pmf_batch<T>& y) {
   return x + (-y);
 }
 
+// ---------------------------------------------------------------- observation
+
+namespace {
+
+template <class T>
+void check_sums(const char* f, const pmf_batch<T>& x, const std::vector<std::int64_t>& k) {
+  MARG_EXPECTS(k.size() == static_cast<std::size_t>(x.batch()),
+               detail::bad_argument(f, "k.size()", static_cast<std::int64_t>(k.size()),
+                                    ("x.batch() = " + std::to_string(x.batch())).c_str()));
+}
+
+// checks a row-major B x (m + n - 1) vector over the sums; returns m + n - 1
+template <class T>
+int check_over_sums(const char* f, const char* name, const pmf_batch<T>& x, const pmf_batch<T>& y,
+                    const std::vector<T>& v) {
+  const int B = x.batch();
+  const int len = detail::length_checked(f, "length(x) + length(y) - 1",
+                                         std::int64_t{x.length()} + y.length() - 1);
+  MARG_EXPECTS(
+      v.size() == static_cast<std::size_t>(B) * len,
+      detail::bad_argument(
+          f, (std::string(name) + ".size()").c_str(), static_cast<std::int64_t>(v.size()),
+          ("batch * (length(x) + length(y) - 1) = " + std::to_string(std::int64_t{B} * len))
+              .c_str()));
+  return len;
+}
+
+// band(q_b, m)^T g_b and band(p_b, n)^T g_b for every row: the two batched
+// gradient calls, complete on return
+template <class T>
+std::pair<array<T>, array<T>> gradient_rows(const pmf_batch<T>& x, const pmf_batch<T>& y,
+                                            std::int64_t sq, const T* g, int len) {
+  const int B = x.batch(), m = x.length(), n = y.length();
+  array<T> gp(static_cast<std::size_t>(B) * m), gq(static_cast<std::size_t>(B) * n);
+  convolve_grad_p_batched<T>(m, n, g, 1, len, y.data(), 1, sq, gp.data(), 1, m, B);
+  convolve_grad_q_batched<T>(m, n, g, 1, len, x.data(), 1, m, gq.data(), 1, n, B);
+  detail::wait_for_stream(gp.stream());
+  detail::wait_for_stream(gq.stream());
+  return {std::move(gp), std::move(gq)};
+}
+
+template <class T>
+std::vector<std::int64_t> lowers_of_second(const pmf_batch<T>& x, const pmf_batch<T>& y) {
+  std::vector<std::int64_t> r(x.batch());
+  for (int b = 0; b < x.batch(); ++b) r[b] = lower_of(y, b);
+  return r;
+}
+
+}  // namespace
+
 template <class T>
 std::vector<T> log_prob_sum(const pmf_batch<T>& x, const pmf_batch<T>& y,
                             const std::vector<std::int64_t>& k) {
   const char* f = "marg::log_prob_sum (pmf_batch)";
-  MARG_EXPECTS(y.batch() == x.batch(),
-               detail::bad_argument(f, "y.batch()", y.batch(), "equal to x.batch()"));
-  MARG_EXPECTS(k.size() == static_cast<std::size_t>(x.batch()),
-               detail::bad_argument(f, "k.size()", static_cast<std::int64_t>(k.size()),
-                                    "equal to x.batch()"));
+  const std::int64_t sq = stride_of_second(f, x, y);
+  check_sums(f, x, k);
+  const int m = x.length(), n = y.length();
   std::vector<T> r(x.batch());
-  for (int b = 0; b < x.batch(); ++b) {
-    const __int128 lo = std::max<__int128>(
-        x.lowers()[b], static_cast<__int128>(k[b]) - y.lowers()[b] - (y.length() - 1));
-    const __int128 hi = std::min<__int128>(x.lowers()[b] + (x.length() - 1),
-                                           static_cast<__int128>(k[b]) - y.lowers()[b]);
-    long double s = 0;
-    for (__int128 j = lo; j <= hi; ++j)
-      s += static_cast<long double>(x.prob(b, static_cast<std::int64_t>(j))) *
-           y.prob(b, static_cast<std::int64_t>(k[b] - j));
-    r[b] = static_cast<T>(std::log(s));
-  }
+  parallel_rows(x.batch(), rows_per_chunk(std::min(m, n)),
+                [&](std::int64_t, std::int64_t b0, std::int64_t b1) {
+                  for (std::int64_t b = b0; b < b1; ++b) {
+                    const auto d = anti_diagonal_of(x.lowers()[b], m, lower_of(y, b), n, k[b]);
+                    long double s = 0;
+                    if (!d.empty()) {
+                      const auto pr =
+                          detail::diagonal_products(x.data() + b * m, y.data() + b * sq, d);
+                      bool safe;
+                      s = detail::sum_double(pr, safe);
+                      if (!safe) s = detail::sum_long(pr);
+                    }
+                    r[b] = static_cast<T>(std::log(s));
+                  }
+                });
   return r;
 }
 
@@ -185,44 +466,153 @@ batch_sum_posterior<T> condition_on_sum(const pmf_batch<T>& x, const pmf_batch<T
   const char* f = "marg::condition_on_sum (pmf_batch)";
   const std::int64_t sq = stride_of_second(f, x, y);
   const int B = x.batch(), m = x.length(), n = y.length();
-  const int len = detail::length_checked(f, "length(x) + length(y) - 1", std::int64_t{m} + n - 1);
-  MARG_EXPECTS(
-      likelihood.size() == static_cast<std::size_t>(B) * len,
-      detail::bad_argument(
-          f, "likelihood.size()", static_cast<std::int64_t>(likelihood.size()),
-          ("batch * (length(x) + length(y) - 1) = " + std::to_string(std::int64_t{B} * len))
-              .c_str()));
-  for (std::size_t i = 0; i < likelihood.size(); ++i)
-    detail::check_weight(f, "likelihood", i, likelihood[i]);
-  array<T> gp(static_cast<std::size_t>(B) * m), gq(static_cast<std::size_t>(B) * n);
-  convolve_grad_p_batched<T>(m, n, likelihood.data(), 1, len, y.data(), 1, sq, gp.data(), 1, m, B);
-  convolve_grad_q_batched<T>(m, n, likelihood.data(), 1, len, x.data(), 1, m, gq.data(), 1, n, B);
-  detail::wait_for_stream(gp.stream());
-  detail::wait_for_stream(gq.stream());
+  const int len = check_over_sums(f, "likelihood", x, y, likelihood);
+  check_weights(f, "likelihood", likelihood.data(), static_cast<std::int64_t>(likelihood.size()));
+  auto [gp, gq] = gradient_rows(x, y, sq, likelihood.data(), len);
   std::vector<T> ll(B);
-  // posterior rows: p ⊙ gp and q ⊙ gq, each normalized; zero rows where impossible
-  for (int b = 0; b < B; ++b) {
-    T* px = gp.data() + std::int64_t{b} * m;
-    T* py = gq.data() + std::int64_t{b} * n;
-    const T* p = x.data() + std::int64_t{b} * m;
-    const T* q = y.data() + b * sq;
-    long double sx = 0, sy = 0;
-    for (int j = 0; j < m; ++j) sx += static_cast<long double>(p[j]) * px[j];
-    for (int j = 0; j < n; ++j) sy += static_cast<long double>(q[j]) * py[j];
-    const bool possible = sx > 0 && sy > 0;
-    ll[b] = possible ? static_cast<T>(std::log(sx)) : -std::numeric_limits<T>::infinity();
-    // the product in long double: in float it can underflow to zero while the
-    // normalized posterior is not small
-    for (int j = 0; j < m; ++j)
-      px[j] = possible ? static_cast<T>(static_cast<long double>(p[j]) * px[j] / sx) : T(0);
-    for (int j = 0; j < n; ++j)
-      py[j] = possible ? static_cast<T>(static_cast<long double>(q[j]) * py[j] / sy) : T(0);
-  }
-  std::vector<std::int64_t> ylowers(B);
-  for (int b = 0; b < B; ++b) ylowers[b] = y.lowers()[y.batch() == 1 ? 0 : b];
+  // posterior rows: p ⊙ gp and q ⊙ gq, normalized in place (the products in a
+  // wider type: in T they can underflow while the posterior is not small)
+  parallel_rows(B, rows_per_chunk(m + n), [&](std::int64_t, std::int64_t b0, std::int64_t b1) {
+    for (std::int64_t b = b0; b < b1; ++b) {
+      T* px = gp.data() + b * m;
+      T* py = gq.data() + b * n;
+      const product_row<T> rx{x.data() + b * m, px, 1, m}, ry{y.data() + b * sq, py, 1, n};
+      const long double sx = detail::normalize_into(rx, px, 1);
+      const long double sy = detail::normalize_into(ry, py, 1);
+      if (sx > 0 && sy > 0) {
+        ll[b] = static_cast<T>(std::log(sx));
+      } else {
+        ll[b] = -std::numeric_limits<T>::infinity();
+        std::fill(px, px + m, T(0));
+        std::fill(py, py + n, T(0));
+      }
+    }
+  });
   return {std::move(ll), pmf_batch<T>(detail::trusted, std::move(gp), B, m, x.lowers()),
-          pmf_batch<T>(detail::trusted, std::move(gq), B, n, std::move(ylowers))};
+          pmf_batch<T>(detail::trusted, std::move(gq), B, n, lowers_of_second(x, y))};
 }
+
+template <class T>
+batch_sum_posterior<T> condition_on_sum(const pmf_batch<T>& x, const pmf_batch<T>& y,
+                                        const std::vector<std::int64_t>& k) {
+  const char* f = "marg::condition_on_sum (pmf_batch, hard evidence)";
+  const std::int64_t sq = stride_of_second(f, x, y);
+  check_sums(f, x, k);
+  const int B = x.batch(), m = x.length(), n = y.length();
+  array<T> px(static_cast<std::size_t>(B) * m), py(static_cast<std::size_t>(B) * n);
+  std::vector<T> ll(B);
+  parallel_rows(B, rows_per_chunk(m + n), [&](std::int64_t, std::int64_t b0, std::int64_t b1) {
+    for (std::int64_t b = b0; b < b1; ++b) {
+      T* ox = px.data() + b * m;
+      T* oy = py.data() + b * n;
+      std::fill(ox, ox + m, T(0));
+      std::fill(oy, oy + n, T(0));
+      const auto d = anti_diagonal_of(x.lowers()[b], m, lower_of(y, b), n, k[b]);
+      long double s = 0;
+      if (!d.empty()) {
+        const auto pr = detail::diagonal_products(x.data() + b * m, y.data() + b * sq, d);
+        s = detail::normalize_into(pr, ox + d.lo, 1);
+        // y = kk - j runs down as j runs up: the same values, written backwards
+        if (s > 0)
+          std::copy(ox + d.lo, ox + d.hi + 1, std::make_reverse_iterator(oy + d.kk - d.lo + 1));
+      }
+      ll[b] = s > 0 ? static_cast<T>(std::log(s)) : -std::numeric_limits<T>::infinity();
+    }
+  });
+  return {std::move(ll), pmf_batch<T>(detail::trusted, std::move(px), B, m, x.lowers()),
+          pmf_batch<T>(detail::trusted, std::move(py), B, n, lowers_of_second(x, y))};
+}
+
+template <class T>
+batch_sum_gradient<T> sum_grad(const pmf_batch<T>& x, const pmf_batch<T>& y,
+                               const std::vector<T>& g) {
+  const char* f = "marg::sum_grad (pmf_batch)";
+  const std::int64_t sq = stride_of_second(f, x, y);
+  const int len = check_over_sums(f, "g", x, y, g);
+  check_finite(f, "g", g.data(), static_cast<std::int64_t>(g.size()));
+  const auto [gp, gq] = gradient_rows(x, y, sq, g.data(), len);
+  return {gp.to_vector(), gq.to_vector()};
+}
+
+namespace detail {
+
+template <class T>
+batch_joint_draws<T> sample_given_sum_with(const pmf_batch<T>& x, const pmf_batch<T>& y,
+                                           const std::vector<std::int64_t>& k,
+                                           const std::vector<double>& u) {
+  const char* f = "marg::sample_given_sum (pmf_batch)";
+  const std::int64_t sq = stride_of_second(f, x, y);
+  check_sums(f, x, k);
+  const int B = x.batch(), m = x.length(), n = y.length();
+  MARG_EXPECTS(u.size() == 2 * static_cast<std::size_t>(B),
+               bad_argument(f, "u.size()", static_cast<std::int64_t>(u.size()), "2 * x.batch()"));
+  batch_joint_draws<T> r{std::vector<T>(B), std::vector<std::int64_t>(B, 0),
+                         std::vector<std::int64_t>(B, 0)};
+  parallel_rows(B, rows_per_chunk(std::min(m, n)),
+                [&](std::int64_t, std::int64_t b0, std::int64_t b1) {
+                  for (std::int64_t b = b0; b < b1; ++b) {
+                    check_uniform(f, 2 * b, u[2 * b]);
+                    const auto d = anti_diagonal_of(x.lowers()[b], m, lower_of(y, b), n, k[b]);
+                    long double s = 0;
+                    std::int64_t i = 0;
+                    if (!d.empty())
+                      s = sum_and_pick(diagonal_products(x.data() + b * m, y.data() + b * sq, d),
+                                       u[2 * b], i);
+                    if (!(s > 0)) {
+                      r.log_likelihood[b] = -std::numeric_limits<T>::infinity();
+                      continue;
+                    }
+                    r.log_likelihood[b] = static_cast<T>(std::log(s));
+                    r.first[b] = x.lowers()[b] + d.lo + i;
+                    r.second[b] = k[b] - r.first[b];
+                  }
+                });
+  return r;
+}
+
+template <class T>
+batch_joint_draws<T> sample_given_evidence_with(const pmf_batch<T>& x, const pmf_batch<T>& y,
+                                                const std::vector<T>& likelihood,
+                                                const std::vector<double>& u) {
+  const char* f = "marg::sample_given_evidence (pmf_batch)";
+  const std::int64_t sq = stride_of_second(f, x, y);
+  const int B = x.batch(), m = x.length(), n = y.length();
+  const int len = check_over_sums(f, "likelihood", x, y, likelihood);
+  MARG_EXPECTS(u.size() == 2 * static_cast<std::size_t>(B),
+               bad_argument(f, "u.size()", static_cast<std::int64_t>(u.size()), "2 * x.batch()"));
+  check_weights(f, "likelihood", likelihood.data(), static_cast<std::int64_t>(likelihood.size()));
+  // the law of every row's sum in one batched call
+  array<T> z(static_cast<std::size_t>(B) * len);
+  convolve_batched<T>(m, n, x.data(), 1, m, y.data(), 1, sq, z.data(), 1, len, B);
+  wait_for_stream(z.stream());
+  batch_joint_draws<T> r{std::vector<T>(B), std::vector<std::int64_t>(B, 0),
+                         std::vector<std::int64_t>(B, 0)};
+  parallel_rows(B, rows_per_chunk(len), [&](std::int64_t, std::int64_t b0, std::int64_t b1) {
+    for (std::int64_t b = b0; b < b1; ++b) {
+      check_uniform(f, 2 * b, u[2 * b]);
+      check_uniform(f, 2 * b + 1, u[2 * b + 1]);
+      r.log_likelihood[b] = -std::numeric_limits<T>::infinity();
+      // the sum: P(x + y = z) L(z)
+      const product_row<T> zr{z.data() + b * len, likelihood.data() + b * len, 1, len};
+      std::int64_t iz = 0;
+      const long double s = sum_and_pick(zr, u[2 * b], iz);
+      if (!(s > 0)) continue;
+      // (x, y) given the sum, on the anti-diagonal
+      const std::int64_t xl = x.lowers()[b], yl = lower_of(y, b);
+      const anti_diagonal d = anti_diagonal_of(0, m, 0, n, iz);
+      std::int64_t i = 0;
+      const long double sd =
+          sum_and_pick(diagonal_products(x.data() + b * m, y.data() + b * sq, d), u[2 * b + 1], i);
+      if (!(sd > 0)) continue;  // unreachable: z > 0 there means a positive product
+      r.log_likelihood[b] = static_cast<T>(std::log(s));
+      r.first[b] = xl + d.lo + i;
+      r.second[b] = yl + (iz - d.lo - i);
+    }
+  });
+  return r;
+}
+
+}  // namespace detail
 
 template class pmf_batch<float>;
 template class pmf_batch<double>;
@@ -235,7 +625,17 @@ template class pmf_batch<double>;
   template std::vector<T> log_prob_sum<T>(const pmf_batch<T>&, const pmf_batch<T>&,             \
                                           const std::vector<std::int64_t>&);                    \
   template batch_sum_posterior<T> condition_on_sum<T>(const pmf_batch<T>&, const pmf_batch<T>&, \
-                                                      const std::vector<T>&);
+                                                      const std::vector<T>&);                   \
+  template batch_sum_posterior<T> condition_on_sum<T>(const pmf_batch<T>&, const pmf_batch<T>&, \
+                                                      const std::vector<std::int64_t>&);        \
+  template batch_sum_gradient<T> sum_grad<T>(const pmf_batch<T>&, const pmf_batch<T>&,          \
+                                             const std::vector<T>&);                            \
+  template batch_joint_draws<T> detail::sample_given_sum_with<T>(                               \
+      const pmf_batch<T>&, const pmf_batch<T>&, const std::vector<std::int64_t>&,               \
+      const std::vector<double>&);                                                              \
+  template batch_joint_draws<T> detail::sample_given_evidence_with<T>(                          \
+      const pmf_batch<T>&, const pmf_batch<T>&, const std::vector<T>&,                          \
+      const std::vector<double>&);
 MARG_INSTANTIATE_BATCH(float)
 MARG_INSTANTIATE_BATCH(double)
 

@@ -1,0 +1,158 @@
+// binomial_batch: per-row binomials trimmed to their high-mass windows, built
+// outward from the mode by the ratio recurrence, in parallel over fixed chunks.
+#include <marg/distributions/batch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "batch_rows.hpp"
+#include "detail.hpp"
+#include "parallel.hpp"
+
+namespace marg {
+namespace {
+
+// relative accuracy of the dropped-mass estimate
+constexpr double dropped_accuracy = 1e-3;
+
+/// One side of a binomial walked from the mode: the ratio of consecutive
+/// values, P(k+1)/P(k) going up, P(k-1)/P(k) going down.
+struct side {
+  double n, odds;
+  bool up;
+  // ratio from k to its neighbour
+  double ratio(std::int64_t k) const {
+    const double kk = static_cast<double>(k);
+    return up ? (n - kk) / (kk + 1) * odds : kk / (n - kk + 1) / odds;
+  }
+  bool at_end(std::int64_t k) const { return up ? static_cast<double>(k) >= n : k <= 0; }
+  std::int64_t next(std::int64_t k) const { return up ? k + 1 : k - 1; }
+};
+
+/// Walks one side from the mode, appending the kept values (relative to the
+/// mode's 1) to out. Stops at the first k whose remaining mass beyond, bounded
+/// geometrically (the ratios fall away from the mode), is below tail * kept.
+/// Returns the number kept; adds the kept sum to `kept` and the (estimated)
+/// dropped sum to `dropped`.
+std::int64_t walk(const side& s, std::int64_t mode, double tail, std::vector<double>& out,
+                  double& kept, double& dropped) {
+  std::int64_t k = mode, count = 0;
+  double v = 1;
+  while (!s.at_end(k)) {
+    const double vn = v * s.ratio(k);
+    const std::int64_t kn = s.next(k);
+    const double rn = s.at_end(kn) ? 0 : s.ratio(kn);
+    if (vn == 0 || (rn < 1 && vn < tail * kept * (1 - rn))) {
+      // the mass beyond k: the series until the geometric bound is 0.1% of it
+      double d = 0, w = vn;
+      for (std::int64_t j = kn;;) {
+        d += w;
+        if (s.at_end(j) || w == 0) break;
+        const double r = s.ratio(j);
+        w *= r;
+        j = s.next(j);
+        if (r < 1 && w / (1 - r) <= dropped_accuracy * d) {
+          d += w / (1 - r);
+          break;
+        }
+      }
+      dropped += d;
+      return count;
+    }
+    out.push_back(vn);
+    kept += vn;
+    ++count;
+    v = vn;
+    k = kn;
+  }
+  return count;
+}
+
+struct window {
+  std::int64_t lo = 0, mode = 0;
+  std::int64_t up = 0, down = 0;  // values kept above and below the mode
+  std::int64_t offset = 0;        // of the row's values in its chunk's scratch
+  double kept = 1, dropped = 0;
+  std::int64_t size() const { return up + down + 1; }
+};
+
+}  // namespace
+
+template <class T>
+pmf_batch<T> binomial_batch(const std::vector<std::int64_t>& ns, const std::vector<double>& ps,
+                            double tail) {
+  const char* f = "marg::binomial_batch";
+  MARG_EXPECTS(!ns.empty(), std::string(f) + ": ns is empty");
+  MARG_EXPECTS(
+      ns.size() <= INT_MAX,
+      detail::bad_argument(f, "ns.size()", static_cast<std::int64_t>(ns.size()), "<= INT_MAX"));
+  MARG_EXPECTS(ps.size() == ns.size(),
+               detail::bad_argument(f, "ps.size()", static_cast<std::int64_t>(ps.size()),
+                                    ("ns.size() = " + std::to_string(ns.size())).c_str()));
+  detail::check_real(f, "tail", tail, 0, 1, true, true, "in (0, 1)");
+  const auto B = static_cast<std::int64_t>(ns.size());
+  for (std::int64_t b = 0; b < B; ++b) {
+    MARG_EXPECTS(ns[b] >= 0 && ns[b] < INT_MAX,
+                 detail::bad_argument(f, ("ns[" + std::to_string(b) + "]").c_str(), ns[b],
+                                      "in 0..INT_MAX-1"));
+    detail::check_real(f, ("ps[" + std::to_string(b) + "]").c_str(), ps[b], 0, 1, false, false,
+                       "in [0, 1]");
+  }
+  // pass 1: each row's window; its values (up from the mode, then down) in
+  // its chunk's scratch
+  const std::int64_t grain = 256;
+  const std::int64_t chunks = (B + grain - 1) / grain;
+  std::vector<std::vector<double>> scratch(static_cast<std::size_t>(chunks));
+  std::vector<window> win(static_cast<std::size_t>(B));
+  detail::parallel_rows(B, grain, [&](std::int64_t c, std::int64_t b0, std::int64_t b1) {
+    auto& out = scratch[c];
+    for (std::int64_t b = b0; b < b1; ++b) {
+      window& w = win[b];
+      const std::int64_t n = ns[b];
+      const double p = ps[b];
+      w.offset = static_cast<std::int64_t>(out.size());
+      if (n == 0 || p == 0 || p == 1) {  // a point mass
+        w.mode = w.lo = p == 1 ? n : 0;
+        continue;
+      }
+      const double odds = p / (1 - p), nd = static_cast<double>(n);
+      w.mode = std::min<std::int64_t>(n, static_cast<std::int64_t>(std::floor((nd + 1) * p)));
+      w.up = walk(side{nd, odds, true}, w.mode, tail, out, w.kept, w.dropped);
+      w.down = walk(side{nd, odds, false}, w.mode, tail, out, w.kept, w.dropped);
+      w.lo = w.mode - w.down;
+    }
+  });
+  std::int64_t len = 1;
+  for (const window& w : win) len = std::max(len, w.size());
+  const int L = detail::length_checked(f, "the longest window", len);
+  // pass 2: rows normalized into the padded batch
+  array<T> a(static_cast<std::size_t>(B) * L);
+  T* d = a.data();
+  std::vector<std::int64_t> lowers(static_cast<std::size_t>(B));
+  std::vector<T> truncated(static_cast<std::size_t>(B));
+  detail::parallel_rows(B, grain, [&](std::int64_t c, std::int64_t b0, std::int64_t b1) {
+    const double* in = scratch[c].data();
+    for (std::int64_t b = b0; b < b1; ++b) {
+      const window& w = win[b];
+      T* r = d + b * L;
+      const double* v = in + w.offset;  // up values, then down values
+      for (std::int64_t j = 0; j < w.down; ++j)
+        r[w.down - 1 - j] = static_cast<T>(v[w.up + j] / w.kept);
+      r[w.down] = static_cast<T>(1 / w.kept);
+      for (std::int64_t j = 0; j < w.up; ++j) r[w.down + 1 + j] = static_cast<T>(v[j] / w.kept);
+      std::fill(r + w.size(), r + L, T(0));
+      lowers[b] = w.lo;
+      truncated[b] = static_cast<T>(w.dropped / (w.kept + w.dropped));
+    }
+  });
+  return pmf_batch<T>(detail::trusted, std::move(a), static_cast<int>(B), L, std::move(lowers),
+                      std::move(truncated));
+}
+
+template pmf_batch<float> binomial_batch<float>(const std::vector<std::int64_t>&,
+                                                const std::vector<double>&, double);
+template pmf_batch<double> binomial_batch<double>(const std::vector<std::int64_t>&,
+                                                  const std::vector<double>&, double);
+
+}  // namespace marg
