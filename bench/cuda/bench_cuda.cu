@@ -20,6 +20,7 @@
 
 #include "baselines.cuh"
 #include "bench_common.hpp"
+#include "cuda/kernels/tiled.cuh"
 #include "cuda/launch.hpp"
 
 namespace {
@@ -159,25 +160,30 @@ void time_and_check(benchmark::State& state, case_data<T>& c, Launch launch) {
   cudaEvent_t e0, e1;
   BENCH_CUDA(cudaEventCreate(&e0));
   BENCH_CUDA(cudaEventCreate(&e1));
-  for (int i = 0; i < 3; ++i) launch(i % c.sets);  // warm-up
-  BENCH_CUDA(cudaEventRecord(e0, g_stream));
-  for (int i = 0; i < 3; ++i) launch(i % c.sets);
-  BENCH_CUDA(cudaEventRecord(e1, g_stream));
-  BENCH_CUDA(cudaEventSynchronize(e1));
-  float ms = 0;
-  BENCH_CUDA(cudaEventElapsedTime(&ms, e0, e1));
-  // bursts of at least ~200 us so that event resolution does not matter
-  const int burst = static_cast<int>(std::clamp(0.2 / (ms / 3 + 1e-6), 1.0, 1000.0));
-  std::vector<double> samples;
   int next = 0;
-  for (auto _ : state) {
+  // ms of one burst of n launches, rotating over the buffer sets
+  const auto burst_ms = [&](int n) {
     BENCH_CUDA(cudaEventRecord(e0, g_stream));
-    for (int i = 0; i < burst; ++i) launch(next++ % c.sets);
+    for (int i = 0; i < n; ++i) launch(next++ % c.sets);
     BENCH_CUDA(cudaEventRecord(e1, g_stream));
     BENCH_CUDA(cudaEventSynchronize(e1));
+    float ms = 0;
     BENCH_CUDA(cudaEventElapsedTime(&ms, e0, e1));
-    samples.push_back(ms * 1e-3 / burst);
-    state.SetIterationTime(ms * 1e-3 / burst);
+    return double(ms);
+  };
+  // warm-up: a few ms of launches, so that module loading and the clock
+  // state left by the previous benchmark stay out of the samples
+  burst_ms(3);
+  const double warm_ms = burst_ms(3) / 3;
+  burst_ms(static_cast<int>(std::clamp(3.0 / (warm_ms + 1e-6), 1.0, 2000.0)));
+  // bursts of at least ~200 us so that event resolution does not matter
+  const double one_ms = burst_ms(3) / 3;
+  const int burst = static_cast<int>(std::clamp(0.2 / (one_ms + 1e-6), 1.0, 1000.0));
+  std::vector<double> samples;
+  for (auto _ : state) {
+    const double s = burst_ms(burst) * 1e-3 / burst;
+    samples.push_back(s);
+    state.SetIterationTime(s);
   }
   std::sort(samples.begin(), samples.end());
   const double t = samples[samples.size() / 2];
@@ -222,6 +228,37 @@ void BM_variant(benchmark::State& state, marg::detail::cuda::kernel_variant v, b
     marg::detail::cuda::launch_variant(v, marg::detail::cuda::correlation_of(args_of(c, s)), split,
                                        g_stream);
   });
+}
+
+// a tile shape outside the library's tunings (kernels/tiled.cuh), with the
+// library's tap-split rule: candidates for the next dispatch
+template <class T, class C>
+void BM_tuning(benchmark::State& state, banded_op op, int m, int n, int batch) {
+  case_data<T>& c = get_case<T>(op, m, n, batch, false);
+  const auto corr = marg::detail::cuda::correlation_of(args_of(c, 0));
+  int sms = 0;
+  BENCH_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const std::int64_t tiles = (std::int64_t{corr.lout} + C::TJ - 1) / C::TJ * corr.batch;
+  const std::int64_t taps = std::min<std::int64_t>(corr.la, std::int64_t{C::TJ} + corr.lx - 1);
+  const std::int64_t stages = (taps + C::KC - 1) / C::KC;
+  const int split = static_cast<int>(std::clamp<std::int64_t>(
+      std::min<std::int64_t>((4 * sms + tiles - 1) / tiles, stages), 1, 8));
+  state.counters["split"] = split;
+  time_and_check(state, c, [&](int s) {
+    marg::detail::cuda::launch_tiled<T, C>(marg::detail::cuda::correlation_of(args_of(c, s)), split,
+                                           g_stream);
+  });
+}
+
+template <class T, class C>
+void register_tuning(const char* label, banded_op op, int m, int n, int batch, const char* size) {
+  const std::string name = std::string("variant_") + label + "/" +
+                           (op == banded_op::convolve ? "convolve" : "grad_p") + "/" +
+                           (sizeof(T) == 4 ? "float" : "double") + "/" + size;
+  benchmark::RegisterBenchmark(name.c_str(), BM_tuning<T, C>, op, m, n, batch)
+      ->UseManualTime()
+      ->Iterations(20)
+      ->Unit(benchmark::kMicrosecond);
 }
 
 enum class blog { v0, v3, v4 };
@@ -315,6 +352,20 @@ int main(int argc, char** argv) {
       ->Unit(benchmark::kMicrosecond);
   register_type<float>("float");
   register_type<double>("double");
+  {
+    using marg::detail::cuda::tiled_tuning;
+    const auto conv = banded_op::convolve;
+    // double 65536: register-block and occupancy alternatives to the large tile
+    register_tuning<double, tiled_tuning<double, 8, 4, 4, 2, 256, 2>>("R8K4WJ4WK2", conv, 65536,
+                                                                      65536, 1, "65536");
+    // (the library's large double tile is R8 K8 WJ2 x WK4, 3 blocks/SM; round 3's below)
+    register_tuning<double, tiled_tuning<double, 16, 4, 2, 4, 256, 2>>("R16K4WJ2WK4", conv, 65536,
+                                                                       65536, 1, "65536");
+    register_tuning<double, tiled_tuning<double, 16, 4, 2, 2, 256, 3>>("R16K4WJ2WK2x3", conv, 65536,
+                                                                       65536, 1, "65536");
+    register_tuning<double, tiled_tuning<double, 16, 4, 4, 2, 256, 2>>("R16K4WJ4WK2", conv, 65536,
+                                                                       65536, 1, "65536");
+  }
   benchmark::Initialize(&argc, argv);
   cudaDeviceProp prop{};
   BENCH_CUDA(cudaGetDeviceProperties(&prop, 0));

@@ -64,7 +64,7 @@ using tiled_large_f = tiled_tuning<float, 16, 16, 2, 4, 512, 2>;
 using tiled_mid_f = tiled_tuning<float, 8, 16, 1, 4, 256, 3>;
 using tiled_small_f = tiled_tuning<float, 4, 16, 1, 4, 128, 4>;
 /// double tiles (FP64 FMA is half the rate: fewer loads per FMA needed)
-using tiled_large_d = tiled_tuning<double, 16, 4, 2, 4, 256, 2>;
+using tiled_large_d = tiled_tuning<double, 8, 8, 2, 4, 256, 3>;
 using tiled_mid_d = tiled_tuning<double, 8, 8, 1, 4, 128, 3>;
 using tiled_small_d = tiled_tuning<double, 4, 8, 1, 4, 64, 4>;
 
