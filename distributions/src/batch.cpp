@@ -74,6 +74,15 @@ std::int64_t invert(const T* r, int n, double total, double u) {
   return last;
 }
 
+// first and last nonzero index of a row (first > last when all zero)
+template <class T>
+std::pair<std::int64_t, std::int64_t> nonzero_extent(const T* r, int n) {
+  std::int64_t a = 0, b = n - 1;
+  while (a < n && r[a] == T(0)) ++a;
+  while (b > a && r[b] == T(0)) --b;
+  return {a, a < n ? b : -1};
+}
+
 void check_uniform(const char* f, std::size_t i, double u) {
   MARG_EXPECTS(u >= 0 && u < 1, detail::bad_real_argument(
                                     f, ("u[" + std::to_string(i) + "]").c_str(), u, "in [0, 1)"));
@@ -592,17 +601,29 @@ batch_joint_draws<T> sample_given_evidence_with(const pmf_batch<T>& x, const pmf
       check_uniform(f, 2 * b, u[2 * b]);
       check_uniform(f, 2 * b + 1, u[2 * b + 1]);
       r.log_likelihood[b] = -std::numeric_limits<T>::infinity();
+      // only the sums the nonzero parts of the rows reach (padding is skipped;
+      // the zero products it would add change nothing)
+      const T* p = x.data() + b * m;
+      const T* q = y.data() + b * sq;
+      const auto [fx, lx] = nonzero_extent(p, m);
+      const auto [fy, ly] = nonzero_extent(q, n);
+      if (fx > lx || fy > ly) continue;
       // the sum: P(x + y = z) L(z)
-      const product_row<T> zr{z.data() + b * len, likelihood.data() + b * len, 1, len};
+      const std::int64_t z0 = fx + fy;
+      const product_row<T> zr{z.data() + b * len + z0, likelihood.data() + b * len + z0, 1,
+                              lx + ly - z0 + 1};
       std::int64_t iz = 0;
       const long double s = sum_and_pick(zr, u[2 * b], iz);
       if (!(s > 0)) continue;
-      // (x, y) given the sum, on the anti-diagonal
+      iz += z0;
+      // (x, y) given the sum, on the anti-diagonal within the nonzero parts
       const std::int64_t xl = x.lowers()[b], yl = lower_of(y, b);
-      const anti_diagonal d = anti_diagonal_of(0, m, 0, n, iz);
+      anti_diagonal d = anti_diagonal_of(0, m, 0, n, iz);
+      d.lo = std::max({d.lo, fx, iz - ly});
+      d.hi = std::min({d.hi, lx, iz - fy});
       std::int64_t i = 0;
       const long double sd =
-          sum_and_pick(diagonal_products(x.data() + b * m, y.data() + b * sq, d), u[2 * b + 1], i);
+          d.empty() ? 0 : sum_and_pick(diagonal_products(p, q, d), u[2 * b + 1], i);
       if (!(sd > 0)) continue;  // unreachable: z > 0 there means a positive product
       r.log_likelihood[b] = static_cast<T>(std::log(s));
       r.first[b] = xl + d.lo + i;

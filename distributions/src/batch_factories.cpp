@@ -17,14 +17,13 @@ namespace {
 constexpr double dropped_accuracy = 1e-3;
 
 /// One side of a binomial walked from the mode: the ratio of consecutive
-/// values, P(k+1)/P(k) going up, P(k-1)/P(k) going down.
+/// values, P(k+1)/P(k) going up, P(k-1)/P(k) going down (one division each).
 struct side {
-  double n, odds;
+  double n, odds;  // odds: p/(1-p) going up, (1-p)/p going down
   bool up;
-  // ratio from k to its neighbour
   double ratio(std::int64_t k) const {
     const double kk = static_cast<double>(k);
-    return up ? (n - kk) / (kk + 1) * odds : kk / (n - kk + 1) / odds;
+    return up ? (n - kk) / (kk + 1) * odds : kk / (n - kk + 1) * odds;
   }
   bool at_end(std::int64_t k) const { return up ? static_cast<double>(k) >= n : k <= 0; }
   std::int64_t next(std::int64_t k) const { return up ? k + 1 : k - 1; }
@@ -38,9 +37,9 @@ struct side {
 std::int64_t walk(const side& s, std::int64_t mode, double tail, std::vector<double>& out,
                   double& kept, double& dropped) {
   std::int64_t k = mode, count = 0;
-  double v = 1;
+  double v = 1, r = s.at_end(k) ? 0 : s.ratio(k);
   while (!s.at_end(k)) {
-    const double vn = v * s.ratio(k);
+    const double vn = v * r;
     const std::int64_t kn = s.next(k);
     const double rn = s.at_end(kn) ? 0 : s.ratio(kn);
     if (vn == 0 || (rn < 1 && vn < tail * kept * (1 - rn))) {
@@ -49,11 +48,11 @@ std::int64_t walk(const side& s, std::int64_t mode, double tail, std::vector<dou
       for (std::int64_t j = kn;;) {
         d += w;
         if (s.at_end(j) || w == 0) break;
-        const double r = s.ratio(j);
-        w *= r;
+        const double rj = s.ratio(j);
+        w *= rj;
         j = s.next(j);
-        if (r < 1 && w / (1 - r) <= dropped_accuracy * d) {
-          d += w / (1 - r);
+        if (rj < 1 && w / (1 - rj) <= dropped_accuracy * d) {
+          d += w / (1 - rj);
           break;
         }
       }
@@ -65,6 +64,7 @@ std::int64_t walk(const side& s, std::int64_t mode, double tail, std::vector<dou
     ++count;
     v = vn;
     k = kn;
+    r = rn;
   }
   return count;
 }
@@ -119,7 +119,7 @@ pmf_batch<T> binomial_batch(const std::vector<std::int64_t>& ns, const std::vect
       const double odds = p / (1 - p), nd = static_cast<double>(n);
       w.mode = std::min<std::int64_t>(n, static_cast<std::int64_t>(std::floor((nd + 1) * p)));
       w.up = walk(side{nd, odds, true}, w.mode, tail, out, w.kept, w.dropped);
-      w.down = walk(side{nd, odds, false}, w.mode, tail, out, w.kept, w.dropped);
+      w.down = walk(side{nd, (1 - p) / p, false}, w.mode, tail, out, w.kept, w.dropped);
       w.lo = w.mode - w.down;
     }
   });
