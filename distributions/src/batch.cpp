@@ -131,7 +131,8 @@ pmf_batch<T>::pmf_batch(const std::vector<pmf<T>>& rows) {
   const auto B = static_cast<std::int64_t>(rows.size());
   std::int64_t len = 0;
   for (std::int64_t b = 0; b < B; ++b) {
-    detail::check_nonempty(f, ("rows[" + std::to_string(b) + "]").c_str(), rows[b]);
+    if (rows[b].empty())  // the name is formatted only for the error
+      detail::check_nonempty(f, ("rows[" + std::to_string(b) + "]").c_str(), rows[b]);
     len = std::max(len, rows[b].size());
   }
   len = detail::length_checked(f, "the longest row", len);

@@ -96,8 +96,9 @@ pmf_batch<T> binomial_batch(const std::vector<std::int64_t>& ns, const std::vect
     MARG_EXPECTS(ns[b] >= 0 && ns[b] < INT_MAX,
                  detail::bad_argument(f, ("ns[" + std::to_string(b) + "]").c_str(), ns[b],
                                       "in 0..INT_MAX-1"));
-    detail::check_real(f, ("ps[" + std::to_string(b) + "]").c_str(), ps[b], 0, 1, false, false,
-                       "in [0, 1]");
+    if (!(ps[b] >= 0 && ps[b] <= 1))  // the name is formatted only for the error
+      detail::check_real(f, ("ps[" + std::to_string(b) + "]").c_str(), ps[b], 0, 1, false, false,
+                         "in [0, 1]");
   }
   // pass 1: each row's window; its values (up from the mode, then down) in
   // its chunk's scratch

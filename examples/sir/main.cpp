@@ -177,23 +177,38 @@ struct state {
   std::int64_t s, i, r;
 };
 
+/// One day of a particle's path: (s, i) before the transition, and Δi.
+struct day_record {
+  std::int64_t s_prev, i_prev, new_inf;
+};
+
 /// What a particle's path says about its parameters: the sufficient
-/// statistics of gamma and rho, and each day's (s, i) before and Δi.
+/// statistics of gamma and rho (its days are in the shared `histories`).
 struct path_stats {
   double recovered = 0, at_risk = 0;  // sum Δr, sum i_{t-1}
   double reported = 0, infected = 0;  // sum y_t, sum i_t
-  std::vector<std::int64_t> s_prev, i_prev, new_inf;
+};
+
+/// The day records of all particles: row b holds particle b's days (one
+/// buffer, no allocation per particle or day).
+struct histories {
+  std::size_t capacity;
+  std::vector<day_record> days;
+  histories(int particles, std::size_t max_days)
+      : capacity(max_days), days(static_cast<std::size_t>(particles) * max_days) {}
+  day_record* of(int b) { return days.data() + static_cast<std::size_t>(b) * capacity; }
+  const day_record* of(int b) const { return days.data() + static_cast<std::size_t>(b) * capacity; }
 };
 
 // log p(Δi_1..t | lambda, delta, path) + log prior(lambda, delta) + Jacobian
 // of (log lambda, logit delta)
-double log_target_lambda_delta(double lambda, double delta, const path_stats& ps,
+double log_target_lambda_delta(double lambda, double delta, const day_record* h, std::size_t days,
                                std::int64_t population) {
   double l = 2 * std::log(lambda) - lambda / 5 + 2 * (std::log(delta) + std::log1p(-delta));
-  for (std::size_t t = 0; t < ps.new_inf.size(); ++t) {
-    const double p = delta * -std::expm1(-lambda * static_cast<double>(ps.i_prev[t]) / population);
-    const auto k = static_cast<double>(ps.new_inf[t]);
-    const double n = static_cast<double>(ps.s_prev[t]);
+  for (std::size_t t = 0; t < days; ++t) {
+    const double p = delta * -std::expm1(-lambda * static_cast<double>(h[t].i_prev) / population);
+    const auto k = static_cast<double>(h[t].new_inf);
+    const double n = static_cast<double>(h[t].s_prev);
     if (k > 0) l += k * std::log(p);
     if (n > k) l += (n - k) * std::log1p(-p);
   }
@@ -205,63 +220,38 @@ double log_target_lambda_delta(double lambda, double delta, const path_stats& ps
 // not collapse onto the few values drawn from the prior. gamma and rho are
 // drawn exactly from their Beta posteriors; (log lambda, logit delta) take a
 // few random-walk Metropolis steps.
-void rejuvenate(params& th, const path_stats& ps, std::int64_t population, rng& g) {
+void rejuvenate(params& th, const path_stats& ps, const day_record* h, std::size_t days,
+                std::int64_t population, rng& g) {
   th.gamma = beta_draw(g, 2 + ps.recovered, 2 + ps.at_risk - ps.recovered);
   th.rho = beta_draw(g, 2 + ps.reported, 2 + ps.infected - ps.reported);
   std::normal_distribution<double> step(0.0, 0.15);
-  double cur = log_target_lambda_delta(th.lambda, th.delta, ps, population);
+  double cur = log_target_lambda_delta(th.lambda, th.delta, h, days, population);
   for (int k = 0; k < 5; ++k) {
     const double lambda = th.lambda * std::exp(step(g));
     const double z = std::log(th.delta / (1 - th.delta)) + step(g);
     const double delta = 1 / (1 + std::exp(-z));
     if (!(delta > 0 && delta < 1 && lambda > 0 && std::isfinite(lambda))) continue;
-    const double prop = log_target_lambda_delta(lambda, delta, ps, population);
+    const double prop = log_target_lambda_delta(lambda, delta, h, days, population);
     if (std::log(std::generate_canonical<double, 53>(g)) < prop - cur)
       th.lambda = lambda, th.delta = delta, cur = prop;
   }
 }
 
-// adds day t to a particle's statistics: before and after its transition
-void record(path_stats& ps, const state& before, const state& after, std::int64_t y) {
+// adds a day to a particle's statistics and its day record: before and after its transition
+void record(path_stats& ps, day_record& day, const state& before, const state& after,
+            std::int64_t y) {
   const std::int64_t di = before.s - after.s, dr = after.r - before.r;
   ps.recovered += static_cast<double>(dr);
   ps.at_risk += static_cast<double>(before.i);
   ps.reported += static_cast<double>(y);
   ps.infected += static_cast<double>(after.i);
-  ps.s_prev.push_back(before.s);
-  ps.i_prev.push_back(before.i);
-  ps.new_inf.push_back(di);
+  day = {before.s, before.i, di};
 }
 
-// Binomial(n, p) on the window of values whose probability is at least 1e-20
-// of the mode's (the mass dropped is below 1e-17): the supports, and so the
-// convolutions, shrink from n + 1 values to a few standard deviations.
-template <class T>
-marg::pmf<T> binomial_window(std::int64_t n, double p) {
-  if (n == 0 || p <= 0) return marg::delta<T>(0);
-  if (p >= 1) return marg::delta<T>(n);
-  const std::int64_t mode =
-      std::min<std::int64_t>(n, static_cast<std::int64_t>(std::floor((n + 1) * p)));
-  const double odds = p / (1 - p), floor_ratio = 1e-20;
-  std::vector<double> up{1.0}, down;
-  double v = 1.0;
-  for (std::int64_t k = mode; k < n; ++k) {  // P(k+1)/P(k) = (n-k)/(k+1) * odds
-    v *= static_cast<double>(n - k) / static_cast<double>(k + 1) * odds;
-    if (v < floor_ratio) break;
-    up.push_back(v);
-  }
-  v = 1.0;
-  for (std::int64_t k = mode; k > 0; --k) {  // P(k-1)/P(k) = k/(n-k+1) / odds
-    v *= static_cast<double>(k) / static_cast<double>(n - k + 1) / odds;
-    if (v < floor_ratio) break;
-    down.push_back(v);
-  }
-  std::vector<T> w(down.size() + up.size());
-  std::size_t j = 0;
-  for (auto it = down.rbegin(); it != down.rend(); ++it) w[j++] = static_cast<T>(*it);
-  for (double u : up) w[j++] = static_cast<T>(u);
-  return marg::categorical<T>(std::move(w), mode - static_cast<std::int64_t>(down.size()));
-}
+// Each row of Δi and Δr keeps all but 1e-17 of its binomial mass at each end
+// (marg::binomial_batch): the supports, and so the convolutions, shrink from
+// n + 1 values to a few standard deviations.
+constexpr double binomial_tail = 1e-17;
 
 // log C(n, k) from a table of log-factorials
 struct log_factorials {
@@ -324,6 +314,32 @@ summary summarize(const std::vector<double>& x, const std::vector<double>& w) {
   return s;
 }
 
+// summarize() for the filtered i_t, integers in 0..population: the weights
+// gathered per value, O(B + N) instead of a sort of the particles
+summary summarize_infected(const std::vector<state>& xs, const std::vector<double>& w,
+                           std::int64_t population) {
+  std::vector<double> mass(static_cast<std::size_t>(population) + 1, 0.0);
+  std::int64_t first = population, last = 0;
+  double mean = 0;
+  for (std::size_t b = 0; b < xs.size(); ++b) {
+    mass[xs[b].i] += w[b];
+    mean += w[b] * static_cast<double>(xs[b].i);
+    first = std::min(first, xs[b].i), last = std::max(last, xs[b].i);
+  }
+  summary s{mean, static_cast<double>(first), static_cast<double>(first),
+            static_cast<double>(last)};
+  double c = 0;
+  bool lo = false, med = false, hi = false;
+  for (std::int64_t v = first; v <= last; ++v) {
+    c += mass[v];
+    const auto x = static_cast<double>(v);
+    if (!lo && c >= 0.025) s.lo = x, lo = true;
+    if (!med && c >= 0.5) s.median = x, med = true;
+    if (!hi && c >= 0.975) s.hi = x, hi = true;
+  }
+  return s;
+}
+
 // systematic resampling: B ancestor indices
 std::vector<int> resample(const std::vector<double>& w, rng& g) {
   const int B = static_cast<int>(w.size());
@@ -379,7 +395,6 @@ struct result {
   std::vector<params> theta;      // final particles
   std::vector<double> weights;    // their normalized weights
   double seconds = 0;
-  long long dropped = 0;  // particles whose float posterior underflowed
 };
 
 // the live progress line, only on a terminal
@@ -398,88 +413,127 @@ struct progress {
   }
 };
 
-// One day of the marginalized filter for all particles. With X = Δi and
+// Row of the observation likelihood L(i_t) = P(y | i_t) = C(i_t, y) rho^y (1-rho)^(i_t-y)
+// over i_t = base .. base+len-1, divided by its largest value; returns log of that value
+// (-inf when the row is all zero). Built outward from the mode by the ratio
+// L(i+1)/L(i) = (i+1)/(i+1-y) (1-rho): one log per row instead of one exp per entry.
+template <class T>
+double likelihood_row(std::int64_t base, int len, std::int64_t y, double rho,
+                      std::int64_t population, const log_factorials& lf, T* L) {
+  std::fill(L, L + len, T(0));
+  // the padded support reaches past y..N where the likelihood or the prior mass is 0
+  const std::int64_t lo = std::max(base, y), hi = std::min(base + len - 1, population);
+  if (lo > hi) return -std::numeric_limits<double>::infinity();
+  const double q = 1 - rho;
+  if (q <= 0) {  // every infected is reported
+    if (y < lo || y > hi) return -std::numeric_limits<double>::infinity();
+    L[y - base] = T(1);
+    return 0;
+  }
+  // L increases while i + 1 < y / rho
+  const auto mode = std::clamp<std::int64_t>(
+      static_cast<std::int64_t>(std::ceil(static_cast<double>(y) / rho - 1)), lo, hi);
+  L[mode - base] = T(1);
+  double v = 1;
+  for (std::int64_t i = mode; i < hi && v > 0; ++i) {
+    v *= static_cast<double>(i + 1) / static_cast<double>(i + 1 - y) * q;
+    L[i + 1 - base] = static_cast<T>(v);
+  }
+  v = 1;
+  for (std::int64_t i = mode; i > lo && v > 0; --i) {
+    v *= static_cast<double>(i - y) / static_cast<double>(i) / q;
+    L[i - 1 - base] = static_cast<T>(v);
+  }
+  return lf.choose(mode, y) + static_cast<double>(y) * std::log(rho) +
+         static_cast<double>(mode - y) * std::log1p(-rho);
+}
+
+// The particles in at most `groups` sets of similar support width, each set
+// to be padded only to its own longest row (the batched operations pad every
+// row to the longest of the batch). A counting sort on the summed standard
+// deviations of Δi and Δr, cut into sets of equal size: O(B), deterministic.
+std::vector<std::vector<int>> group_by_width(const std::vector<double>& width, int groups) {
+  const int B = static_cast<int>(width.size());
+  const auto key = [&](int b) { return static_cast<std::size_t>(std::min(width[b], 1e6)); };
+  std::size_t top = 0;
+  for (int b = 0; b < B; ++b) top = std::max(top, key(b));
+  std::vector<int> start(top + 2, 0), order(B);
+  for (int b = 0; b < B; ++b) ++start[key(b) + 1];
+  std::partial_sum(start.begin(), start.end(), start.begin());
+  for (int b = 0; b < B; ++b) order[start[key(b)]++] = b;
+  std::vector<std::vector<int>> r(groups);
+  for (int k = 0; k < groups; ++k)
+    r[k].assign(order.begin() + std::int64_t{B} * k / groups,
+                order.begin() + std::int64_t{B} * (k + 1) / groups);
+  return r;
+}
+
+// One day of the marginalized filter for a set of particles. With X = Δi and
 // Y = Δr independent given the particle's state, i_t = i + X - Y; the soft
 // evidence L(i_t) = P(y | i_t) over the support of X + (-Y) gives each
-// particle's weight and the posterior of X in one batched call, then Y is
-// drawn given X from P(Y = r) L(i + X - r).
+// particle's weight and an exact joint draw of (X, -Y) from its posterior in
+// one batched call (marg::sample_given_evidence: the law of X - Y by one
+// batched convolution, i_t drawn from it times L, then (X, -Y) given i_t).
 template <class T>
-void step_marginalized(std::vector<state>& xs, const std::vector<params>& th,
-                       std::int64_t population, std::int64_t y, const log_factorials& lf,
-                       std::vector<double>& logw_inc, rng& g, std::atomic<long long>& dropped) {
-  const int B = static_cast<int>(xs.size());
-  std::vector<marg::pmf<T>> inf(B), rec(B);
-  for_chunks(B, g, [&](int b0, int b1, rng&) {
-    for (int b = b0; b < b1; ++b) {
-      inf[b] = binomial_window<T>(xs[b].s, infection_prob(th[b], xs[b].i, population));
-      rec[b] = binomial_window<T>(xs[b].i, th[b].gamma);
-    }
-  });
-  const marg::pmf_batch<T> X(inf);
-  const marg::pmf_batch<T> negY = -marg::pmf_batch<T>(rec);
+void step_group(const std::vector<int>& members, std::vector<state>& xs,
+                const std::vector<params>& th, std::int64_t population, std::int64_t y,
+                const log_factorials& lf, std::vector<double>& logw_inc, rng& g) {
+  const int B = static_cast<int>(members.size());
+  std::vector<std::int64_t> n_inf(B), n_rec(B);
+  std::vector<double> p_inf(B), p_rec(B);
+  for (int j = 0; j < B; ++j) {
+    const int b = members[j];
+    n_inf[j] = xs[b].s, p_inf[j] = infection_prob(th[b], xs[b].i, population);
+    n_rec[j] = xs[b].i, p_rec[j] = th[b].gamma;
+  }
+  const auto X = marg::binomial_batch<T>(n_inf, p_inf, binomial_tail);
+  const auto negY = -marg::binomial_batch<T>(n_rec, p_rec, binomial_tail);
   const int len = X.length() + negY.length() - 1;
 
   // L_b over the padded support of X + (-Y), scaled by its row maximum
   std::vector<T> like(static_cast<std::size_t>(B) * len);
   std::vector<double> scale(B);
-  for_chunks(B, g, [&](int b0, int b1, rng&) {
-    std::vector<double> row(len);
-    for (int b = b0; b < b1; ++b) {
-      const std::int64_t base = xs[b].i + X.lowers()[b] + negY.lowers()[b];  // i_t at index 0
-      const double l1 = std::log(th[b].rho), l0 = std::log1p(-th[b].rho);
-      double m = -std::numeric_limits<double>::infinity();
-      for (int k = 0; k < len; ++k) {
-        const std::int64_t it = base + k;
-        // the padded support reaches past 0..N where the prior mass is 0
-        row[k] = it < y || it > population ? -std::numeric_limits<double>::infinity()
-                                           : lf.choose(it, y) + y * l1 + (it - y) * l0;
-        m = std::max(m, row[k]);
-      }
-      scale[b] = m;
-      T* L = like.data() + static_cast<std::size_t>(b) * len;
-      for (int k = 0; k < len; ++k)
-        L[k] = std::isfinite(m) ? static_cast<T>(std::exp(row[k] - m)) : T(0);
+  for_chunks(B, g, [&](int j0, int j1, rng&) {
+    for (int j = j0; j < j1; ++j) {
+      const int b = members[j];
+      const std::int64_t base = xs[b].i + X.lowers()[j] + negY.lowers()[j];  // i_t at index 0
+      scale[j] = likelihood_row(base, len, y, th[b].rho, population, lf,
+                                like.data() + static_cast<std::size_t>(j) * len);
     }
   });
 
-  const auto post = marg::condition_on_sum(X, negY, like);
-  for_chunks(B, g, [&](int b0, int b1, rng& g) {
-    for (int b = b0; b < b1; ++b) {
-      logw_inc[b] = static_cast<double>(post.log_likelihood[b]) + scale[b];
-      if (!std::isfinite(logw_inc[b])) {
-        logw_inc[b] = -std::numeric_limits<double>::infinity();
-        continue;  // weight 0 from now on; the state is never read again
-      }
-      // Δi from its exact posterior, then Δr given Δi. Workaround: in float the
-      // batched posterior row can underflow to all zeros although the log
-      // likelihood is finite (p_j * (band^T L)_j is formed in T before the
-      // division by the long double total); such a particle is dropped (weight 0).
-      std::int64_t di = 0;
-      try {
-        di = X.lowers()[b] + post.first.sample_index(b, std::generate_canonical<double, 53>(g));
-      } catch (const marg::invalid_argument&) {
-        logw_inc[b] = -std::numeric_limits<double>::infinity();
-        ++dropped;
-        continue;
-      }
-      const marg::pmf<T>& R = rec[b];
-      const T* L = like.data() + static_cast<std::size_t>(b) * len;
-      const std::int64_t base = xs[b].i + X.lowers()[b] + negY.lowers()[b];
-      long double total = 0;
-      std::vector<long double> c(static_cast<std::size_t>(R.size()));
-      for (std::int64_t j = 0; j < R.size(); ++j) {
-        const std::int64_t dr = R.lower() + j, it = xs[b].i + di - dr;
-        const std::int64_t k = it - base;
-        total += static_cast<long double>(R.data()[j]) * (k >= 0 && k < len ? L[k] : T(0));
-        c[j] = total;
-      }
-      const long double u = std::generate_canonical<double, 53>(g) * total;
-      std::int64_t j = 0;
-      while (j + 1 < R.size() && c[j] <= u) ++j;
-      const std::int64_t dr = R.lower() + j;
-      xs[b] = {xs[b].s - di, xs[b].i + di - dr, xs[b].r + dr};
+  const auto draw = marg::sample_given_evidence(X, negY, like, g);
+  for (int j = 0; j < B; ++j) {
+    const int b = members[j];
+    logw_inc[b] = static_cast<double>(draw.log_likelihood[j]) + scale[j];
+    if (!std::isfinite(logw_inc[b])) {
+      logw_inc[b] = -std::numeric_limits<double>::infinity();
+      continue;  // weight 0 from now on; the state is never read again
     }
-  });
+    const std::int64_t di = draw.first[j], dr = -draw.second[j];
+    xs[b] = {xs[b].s - di, xs[b].i + di - dr, xs[b].r + dr};
+  }
+}
+
+// One day of the marginalized filter for all particles: one batched step per
+// set of particles of similar support width (one set below 4,096 particles).
+template <class T>
+void step_marginalized(std::vector<state>& xs, const std::vector<params>& th,
+                       std::int64_t population, std::int64_t y, const log_factorials& lf,
+                       std::vector<double>& logw_inc, rng& g) {
+  const int B = static_cast<int>(xs.size());
+  const int groups = std::clamp(B / 4096, 1, 8);
+  std::vector<double> width(B);
+  if (groups > 1)
+    for_chunks(B, g, [&](int b0, int b1, rng&) {
+      for (int b = b0; b < b1; ++b) {
+        const double p = infection_prob(th[b], xs[b].i, population), q = th[b].gamma;
+        width[b] = std::sqrt(static_cast<double>(xs[b].s) * p * (1 - p)) +
+                   std::sqrt(static_cast<double>(xs[b].i) * q * (1 - q));
+      }
+    });
+  for (const auto& members : group_by_width(width, groups))
+    step_group<T>(members, xs, th, population, y, lf, logw_inc, g);
 }
 
 // One day of the plain bootstrap filter: Δi, Δr sampled, weight P(y | i_t).
@@ -508,14 +562,14 @@ result run_filter(const options& o, const std::vector<std::int64_t>& ys, std::ui
   std::vector<state> xs(B, state{o.population - o.initial, o.initial, 0});
   std::vector<double> logw(B, 0.0), inc(B);
   std::vector<path_stats> paths(B);
-  std::atomic<long long> dropped{0};
+  histories hist(B, ys.size());
   result res;
   progress bar(show_progress);
 
   for (std::size_t t = 0; t < ys.size(); ++t) {
     const std::vector<state> prev = xs;
     if (o.marginalize)
-      step_marginalized<T>(xs, th, o.population, ys[t], lf, inc, g, dropped);
+      step_marginalized<T>(xs, th, o.population, ys[t], lf, inc, g);
     else
       step_sampled(xs, th, o.population, ys[t], lf, inc, g);
     // log p(y_t | y_1..t-1) ≈ log sum_b W_b w_b with W the normalized previous weights
@@ -529,13 +583,11 @@ result run_filter(const options& o, const std::vector<std::int64_t>& ys, std::ui
       break;
     }
     for (int b = 0; b < B; ++b)
-      if (std::isfinite(logw[b])) record(paths[b], prev[b], xs[b], ys[t]);
+      if (std::isfinite(logw[b])) record(paths[b], hist.of(b)[t], prev[b], xs[b], ys[t]);
     const std::vector<double> w = normalize(logw);
     const double e = ess(w);
     res.ess.push_back(e);
-    std::vector<double> it(B);
-    for (int b = 0; b < B; ++b) it[b] = static_cast<double>(xs[b].i);
-    res.infected.push_back(summarize(it, w));
+    res.infected.push_back(summarize_infected(xs, w, o.population));
     bar.show(t + 1, ys.size(), e);
 
     if (t + 1 < ys.size() && e < 0.5 * B) {  // adaptive resampling
@@ -543,20 +595,25 @@ result run_filter(const options& o, const std::vector<std::int64_t>& ys, std::ui
       std::vector<state> xs2(B);
       std::vector<params> th2(B);
       std::vector<path_stats> paths2(B);
-      for (int b = 0; b < B; ++b) xs2[b] = xs[a[b]], th2[b] = th[a[b]], paths2[b] = paths[a[b]];
+      histories hist2(B, ys.size());
+      for (int b = 0; b < B; ++b) {
+        xs2[b] = xs[a[b]], th2[b] = th[a[b]], paths2[b] = paths[a[b]];
+        std::copy(hist.of(a[b]), hist.of(a[b]) + t + 1, hist2.of(b));
+      }
       xs.swap(xs2);
       th.swap(th2);
       paths.swap(paths2);
+      std::swap(hist, hist2);
       std::fill(logw.begin(), logw.end(), 0.0);
     }
     if (o.rejuvenate)
       for_chunks(B, g, [&](int b0, int b1, rng& g) {
         for (int b = b0; b < b1; ++b)
-          if (std::isfinite(logw[b])) rejuvenate(th[b], paths[b], o.population, g);
+          if (std::isfinite(logw[b]))
+            rejuvenate(th[b], paths[b], hist.of(b), t + 1, o.population, g);
       });
   }
   bar.done();
-  res.dropped = dropped.load();
   res.theta = th;
   res.weights = std::isfinite(log_sum_exp(logw)) ? normalize(logw) : std::vector<double>(B, 0.0);
   res.seconds = std::chrono::duration<double>(clock_type::now() - t0).count();
@@ -602,9 +659,6 @@ int report(const options& o, const std::vector<std::int64_t>& ys, const result& 
     std::printf("%5zu %6lld %9.1f %9.1f   [%5.0f, %5.0f]\n", t + 1, static_cast<long long>(ys[t]),
                 r.ess[t], r.infected[t].mean, r.infected[t].lo, r.infected[t].hi);
   std::printf("\nlog marginal likelihood estimate: %.4f\n", r.log_likelihood);
-  if (r.dropped > 0)
-    std::printf("note: %lld particle-days dropped (posterior row underflowed in float)\n",
-                r.dropped);
   int failures = 0;
   if (std::isfinite(r.log_likelihood)) {
     std::vector<double> v(r.theta.size());
