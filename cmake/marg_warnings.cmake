@@ -4,7 +4,6 @@ include(${CMAKE_CURRENT_LIST_DIR}/marg_sanitizers.cmake)
 
 function(marg_set_warnings target)
   target_compile_features(${target} PUBLIC cxx_std_20)
-  marg_apply_sanitizers(${target})
   target_compile_options(${target} PRIVATE
     $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Werror>
     $<$<COMPILE_LANGUAGE:C>:-Wall -Wextra -Werror>
@@ -17,4 +16,6 @@ function(marg_set_warnings target)
       $<$<COMPILE_LANGUAGE:CXX>:-march=x86-64-v3>
       $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-march=x86-64-v3>)
   endif()
+  # after the warning flags: it may turn off a warning that they turn on
+  marg_apply_sanitizers(${target})
 endfunction()
