@@ -4,6 +4,7 @@
 #include <marg/numeric/error.hpp>
 
 #include <climits>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -45,6 +46,20 @@ operand_names names_of(banded_op op) {
   return {};
 }
 
+// the largest element offset of a batched strided operand, or -1 when it
+// overflows int64 or passes the address space (a batch stride can be any
+// int64: (batch - 1) * stride must not be computed unchecked)
+template <class T>
+std::int64_t last_offset(std::int64_t length, int inc, std::int64_t stride, int batch) {
+  std::int64_t across, within, last;
+  if (__builtin_mul_overflow(std::int64_t{batch} - 1, stride, &across) ||
+      __builtin_mul_overflow(length - 1, std::int64_t{inc}, &within) ||
+      __builtin_add_overflow(across, within, &last) ||
+      last >= PTRDIFF_MAX / static_cast<std::int64_t>(sizeof(T)))
+    return -1;
+  return last;
+}
+
 // half-open byte range spanned by a batched strided operand
 struct span {
   std::uintptr_t lo, hi;
@@ -84,8 +99,7 @@ void check(const banded_args<T>& x, bool batched) {
   MARG_EXPECTS(x.b != nullptr, std::string(f) + ": " + nm.b + " is null");
   MARG_EXPECTS(x.out != nullptr, std::string(f) + ": " + nm.out + " is null");
   const auto len = detail::lengths_of(x.op, x.m, x.n);
-  // the largest offset touched must fit in the address space (int64 math cannot overflow:
-  // every factor is below 2^31 and at most two products are added)
+  // one problem's extent: both factors are below 2^31, so this cannot overflow
   const std::int64_t out_extent = (len.out - 1) * x.inc_out + 1;
   if (x.batch > 1) {
     MARG_EXPECTS(x.stride_out >= out_extent,
@@ -94,6 +108,13 @@ void check(const banded_args<T>& x, bool batched) {
                                std::to_string(out_extent) + " so that outputs do not overlap")
                                   .c_str()));
   }
+  const char* fits = "such that (batch - 1) * stride + (length - 1) * inc fits the address space";
+  MARG_EXPECTS(last_offset<T>(len.a, x.inc_a, x.stride_a, x.batch) >= 0,
+               bad_argument(f, nm.stride_a, x.stride_a, fits));
+  MARG_EXPECTS(last_offset<T>(len.b, x.inc_b, x.stride_b, x.batch) >= 0,
+               bad_argument(f, nm.stride_b, x.stride_b, fits));
+  MARG_EXPECTS(last_offset<T>(len.out, x.inc_out, x.stride_out, x.batch) >= 0,
+               bad_argument(f, nm.stride_out, x.stride_out, fits));
   const span out = span_of(x.out, len.out, x.inc_out, x.stride_out, x.batch);
   const span a = span_of(x.a, len.a, x.inc_a, x.stride_a, x.batch);
   const span b = span_of(x.b, len.b, x.inc_b, x.stride_b, x.batch);
