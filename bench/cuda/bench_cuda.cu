@@ -365,6 +365,11 @@ int main(int argc, char** argv) {
                                                                        65536, 1, "65536");
     register_tuning<double, tiled_tuning<double, 16, 4, 4, 2, 256, 2>>("R16K4WJ4WK2", conv, 65536,
                                                                        65536, 1, "65536");
+    // 4096 pairs of 512 (float convolve): R = 16 tiles beside mid (R 8) and
+    // large (R 16, two output warps)
+    for (const auto op : {conv, banded_op::grad_p})
+      register_tuning<float, tiled_tuning<float, 16, 16, 1, 4, 512, 2>>("R16WJ1", op, 512, 512,
+                                                                        4096, "4096x512");
   }
   benchmark::Initialize(&argc, argv);
   cudaDeviceProp prop{};
