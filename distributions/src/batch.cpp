@@ -478,7 +478,11 @@ batch_sum_posterior<T> condition_on_sum(const pmf_batch<T>& x, const pmf_batch<T
   const int B = x.batch(), m = x.length(), n = y.length();
   const int len = check_over_sums(f, "likelihood", x, y, likelihood);
   check_weights(f, "likelihood", likelihood.data(), static_cast<std::int64_t>(likelihood.size()));
-  auto [gp, gq] = gradient_rows(x, y, sq, likelihood.data(), len);
+  // named references, not a structured binding: the lambda below captures
+  // them, which clang before 16 rejects for bindings
+  auto rows = gradient_rows(x, y, sq, likelihood.data(), len);
+  array<T>& gp = rows.first;
+  array<T>& gq = rows.second;
   std::vector<T> ll(B);
   // posterior rows: p ⊙ gp and q ⊙ gq, normalized in place (the products in a
   // wider type: in T they can underflow while the posterior is not small)
