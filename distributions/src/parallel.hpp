@@ -1,16 +1,12 @@
-// Fork-join over rows for the distributions layer's host loops (the idea of
-// numeric/src/cpu/parallel.hpp, which is internal to the numeric layer). Not
-// installed.
+// Fork-join over rows for the distributions layer's host loops, on the
+// numeric layer's worker threads (marg/numeric/parallel.hpp). Not installed.
 #pragma once
 
 #include <marg/numeric/backend.hpp>
+#include <marg/numeric/parallel.hpp>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
-#include <exception>
-#include <thread>
-#include <vector>
 
 namespace marg::detail {
 
@@ -33,30 +29,8 @@ inline std::int64_t rows_per_chunk(std::int64_t row_length) {
 template <class F>
 void parallel_rows(std::int64_t count, std::int64_t grain, F&& fn) {
   if (count <= 0) return;
-  const std::int64_t chunks = (count + grain - 1) / grain;
-  const int threads = static_cast<int>(std::min<std::int64_t>(std::max(cpu_threads(), 1), chunks));
-  if (threads <= 1) {
-    for (std::int64_t c = 0; c < chunks; ++c) fn(c, c * grain, std::min(count, (c + 1) * grain));
-    return;
-  }
-  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(chunks));
-  std::atomic<std::int64_t> next{0};
-  auto work = [&] {
-    for (std::int64_t c; (c = next.fetch_add(1, std::memory_order_relaxed)) < chunks;) {
-      try {
-        fn(c, c * grain, std::min(count, (c + 1) * grain));
-      } catch (...) {
-        errors[static_cast<std::size_t>(c)] = std::current_exception();
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  pool.reserve(static_cast<std::size_t>(threads - 1));
-  for (int t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
+  parallel_chunks((count + grain - 1) / grain, cpu_threads(),
+                  [&](std::int64_t c) { fn(c, c * grain, std::min(count, (c + 1) * grain)); });
 }
 
 }  // namespace marg::detail

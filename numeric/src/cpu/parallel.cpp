@@ -1,14 +1,15 @@
-// Persistent worker threads for parallel_for: starting threads on every call
+// Persistent worker threads for parallel_chunks: starting threads on every call
 // cost as much as the work for mid-size problems (2048 x 2048 ran no faster on
 // two threads than on one).
-#include "parallel.hpp"
+#include <marg/numeric/parallel.hpp>
 
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <thread>
 
-namespace marg::detail::cpu {
+namespace marg::detail {
 namespace {
 
 class worker_pool {
@@ -19,18 +20,24 @@ class worker_pool {
     return *pool;
   }
 
-  bool run(int chunks, void (*call)(void*, int), void* context) {
-    if (is_worker) return false;  // a nested call from inside a chunk
+  bool run(int tasks, void (*call)(void*, int), void* context) {
+    // a nested call from inside a task (on a worker or on the caller, which
+    // holds busy_: try_lock by its owner would be undefined)
+    if (in_task) return false;
     std::unique_lock<std::mutex> busy(busy_, std::try_to_lock);
     if (!busy.owns_lock()) return false;
+    in_task = true;
+    struct reset {
+      ~reset() { in_task = false; }
+    } reset_in_task;
     {
       std::unique_lock<std::mutex> lock(m_);
-      grow(chunks - 1);
+      grow(tasks - 1);
       // no worker may still be inside the previous job when this one is set up
       idle_.wait(lock, [&] { return active_ == 0; });
       call_ = call;
       context_ = context;
-      chunks_ = chunks;
+      chunks_ = tasks;
       next_.store(0);
       done_ = 0;
       ++generation_;
@@ -60,7 +67,7 @@ class worker_pool {
   }
 
   void work() {
-    is_worker = true;
+    in_task = true;  // for good: a worker's nested calls fork their own threads
     std::unique_lock<std::mutex> lock(m_);
     std::uint64_t seen = generation_;
     for (;;) {
@@ -77,7 +84,7 @@ class worker_pool {
     }
   }
 
-  static thread_local bool is_worker;
+  static thread_local bool in_task;
   std::mutex busy_;  // one job at a time
   std::mutex m_;     // guards everything below but next_
   std::condition_variable wake_, idle_;
@@ -91,12 +98,12 @@ class worker_pool {
   std::uint64_t generation_ = 0;
 };
 
-thread_local bool worker_pool::is_worker = false;
+thread_local bool worker_pool::in_task = false;
 
 }  // namespace
 
-bool run_on_workers(int chunks, void (*call)(void*, int), void* context) {
-  return worker_pool::get().run(chunks, call, context);
+bool run_on_workers(int tasks, void (*call)(void*, int), void* context) {
+  return worker_pool::get().run(tasks, call, context);
 }
 
-}  // namespace marg::detail::cpu
+}  // namespace marg::detail

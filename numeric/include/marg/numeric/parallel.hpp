@@ -1,0 +1,66 @@
+/// @file parallel.hpp
+/// @brief Fork-join over host threads, shared by libmarg's layers (internal:
+/// namespace marg::detail, no stability promise).
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <thread>
+#include <vector>
+
+namespace marg::detail {
+
+/// Runs call(context, t) for every t in [0, tasks) on the calling thread and
+/// libmarg's persistent worker threads, and returns when all have finished.
+/// @param tasks number of tasks (>= 1)
+/// @param call what to run; must not throw
+/// @param context passed to call
+/// @return false, doing nothing, when another caller is using the workers or
+///         the caller is a worker itself: the caller then forks its own threads
+bool run_on_workers(int tasks, void (*call)(void*, int), void* context);
+
+/// Runs fn(c) for every chunk c in [0, chunks) on up to `threads` host
+/// threads, the calling thread included; chunks are taken in order as threads
+/// become free, so what a chunk computes never depends on the thread count.
+/// When chunks throw, the exception of the lowest-numbered one is rethrown
+/// after all chunks finish.
+/// @param chunks number of chunks
+/// @param threads most threads to use (the caller included)
+/// @param fn callable taking the chunk index (std::int64_t)
+template <class F>
+void parallel_chunks(std::int64_t chunks, int threads, F&& fn) {
+  if (chunks <= 0) return;
+  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(chunks));
+  auto one = [&](std::int64_t c) {
+    try {
+      fn(c);
+    } catch (...) {
+      errors[static_cast<std::size_t>(c)] = std::current_exception();
+    }
+  };
+  const int workers = static_cast<int>(std::min<std::int64_t>(std::max(threads, 1), chunks));
+  if (workers <= 1) {
+    for (std::int64_t c = 0; c < chunks; ++c) one(c);
+  } else {
+    std::atomic<std::int64_t> next{0};
+    auto task = [&](int) {
+      for (std::int64_t c = next.fetch_add(1); c < chunks; c = next.fetch_add(1)) one(c);
+    };
+    using task_t = decltype(task);
+    const auto call = [](void* t, int i) { (*static_cast<task_t*>(t))(i); };
+    if (!run_on_workers(workers, call, &task)) {
+      // the workers are busy with another caller: threads of our own
+      std::vector<std::thread> own;
+      own.reserve(static_cast<std::size_t>(workers - 1));
+      for (int t = 1; t < workers; ++t) own.emplace_back(task, t);
+      task(0);
+      for (auto& t : own) t.join();
+    }
+  }
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+}
+
+}  // namespace marg::detail
