@@ -12,9 +12,10 @@ MARG_JOBS=${MARG_JOBS:-2}
 
 # Debian packages the build needs; installed only when missing
 # (doxygen and graphviz: the API reference, checked by scripts/test; fftw: the
-# accuracy comparison in bench/accuracy; pkg-config: the consumer tests)
+# accuracy comparison in bench/accuracy; pkg-config: the consumer tests;
+# clang and its runtimes: the libFuzzer targets)
 MARG_PACKAGES=(cmake make g++ libeigen3-dev libjemalloc-dev catch2 libbenchmark-dev
-  doxygen graphviz libfftw3-dev pkg-config)
+  doxygen graphviz libfftw3-dev pkg-config clang libclang-rt-14-dev)
 
 marg_install_packages() {
   if ! command -v dpkg-query >/dev/null; then
