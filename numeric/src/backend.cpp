@@ -75,6 +75,24 @@ backend current_backend() {
   return device_count() > 0 ? backend::cuda : backend::cpu;
 }
 
+namespace detail {
+#ifdef MARG_WITH_CUDA
+namespace cuda {
+void launch_invalid_for_testing();
+}
+#endif
+
+// Test hook (declared by the tests, not in a header): a failing kernel launch
+// through the library's own launch check.
+void inject_cuda_launch_error_for_testing() {
+#ifdef MARG_WITH_CUDA
+  cuda::launch_invalid_for_testing();
+#else
+  throw marg::invalid_argument("inject_cuda_launch_error_for_testing: no CUDA backend");
+#endif
+}
+}  // namespace detail
+
 void set_cpu_threads(int threads) {
   MARG_EXPECTS(threads >= 1,
                detail::bad_argument("marg::set_cpu_threads", "threads", threads, ">= 1"));

@@ -218,3 +218,35 @@ TEST_CASE("faults: no visible CUDA device: the automatic backend runs on the CPU
   CHECK(compare(z.probs(), ref_sum(std::vector<marg::pmf<double>>{x, y}, lower), 1e-12).failures ==
         0);
 }
+
+namespace marg::detail {
+void inject_cuda_launch_error_for_testing();  // test hook in numeric/src/backend.cpp
+}
+
+TEST_CASE("faults: a failed CUDA launch becomes marg::cuda_error and the next call works",
+          "[reliability][faults][cuda]") {
+  if (marg::device_count() == 0) {
+    WARN("MARG_SKIP_NO_GPU: no CUDA device");
+    return;
+  }
+  backend_guard cuda(marg::backend::cuda);
+  try {
+    marg::detail::inject_cuda_launch_error_for_testing();
+    FAIL("no exception from a zero-sized grid");
+  } catch (const marg::cuda_error& e) {
+    const std::string what = e.what();
+    CAPTURE(what);
+    CHECK(what.find("cudaErrorInvalidConfiguration") != std::string::npos);
+    CHECK(what.find("device.cu:") != std::string::npos);  // file:line of the check
+  }
+  // the error was not sticky: the next call computes the right answer
+  const auto seed = test_seed();
+  CAPTURE(seed);
+  rng g(seed);
+  const int m = random_size(g, 3000), n = random_size(g, 3000);
+  const auto p = random_positive<double>(g, m, shape::bell);
+  const auto q = random_positive<double>(g, n, shape::scattered);
+  std::vector<double> r(m + n - 1);
+  marg::convolve<double>(m, n, p.data(), 1, q.data(), 1, r.data(), 1);
+  CHECK(compare(r, ref_convolve(widen(p), widen(q)), tolerance<double>()).failures == 0);
+}

@@ -1,5 +1,6 @@
 // Device discovery and CUDA error reporting.
 #include <cstdlib>
+#include <cstring>
 #include <sstream>
 
 #include "../detail/banded.hpp"
@@ -11,8 +12,9 @@ void throw_cuda_error(const char* file, int line, cudaError_t status) {
   // clear a non-sticky error so that the next call starts clean
   (void)cudaGetLastError();
   std::ostringstream s;
-  s << file << ':' << line << ": " << cudaGetErrorName(status) << ": "
-    << cudaGetErrorString(status);
+  const char* slash = std::strrchr(file, '/');  // the file name, not the build's path
+  s << (slash != nullptr ? slash + 1 : file) << ':' << line << ": " << cudaGetErrorName(status)
+    << ": " << cudaGetErrorString(status);
   throw marg::cuda_error(s.str());
 }
 
@@ -34,4 +36,16 @@ int device_count() noexcept {
   return count;
 }
 
+}  // namespace marg::detail::cuda
+
+namespace marg::detail::cuda {
+namespace {
+__global__ void kernel_nothing() {}
+}  // namespace
+
+void launch_invalid_for_testing() {
+  // a zero-sized grid: cudaErrorInvalidConfiguration, which is not sticky
+  kernel_nothing<<<0, 1>>>();
+  MARG_CHECK_LAUNCH(nullptr);
+}
 }  // namespace marg::detail::cuda

@@ -468,10 +468,13 @@ void* allocate(std::size_t bytes, stream_view stream) {
   }
   if (p == nullptr) {
     const std::size_t lim = s.limit.load(), res = s.reserved.load();
-    throw out_of_memory("marg::allocate: requested " + bytes_text(bytes) + ", available " +
-                        bytes_text(lim > res ? lim - res : 0) + " (pool limit " + bytes_text(lim) +
-                        ", reserved " + bytes_text(res) + ", in use " +
-                        bytes_text(s.in_use.load()) + ")");
+    // the pool hands out size classes: say what the request became
+    const std::size_t rounded = je_nallocx(bytes, flags);
+    throw out_of_memory(
+        "marg::allocate: requested " + bytes_text(bytes) +
+        (rounded > bytes ? " (" + bytes_text(rounded) + " as a pool size class)" : std::string()) +
+        ", available " + bytes_text(lim > res ? lim - res : 0) + " (pool limit " + bytes_text(lim) +
+        ", reserved " + bytes_text(res) + ", in use " + bytes_text(s.in_use.load()) + ")");
   }
   s.in_use += n;
   return p;

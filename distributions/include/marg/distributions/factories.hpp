@@ -12,8 +12,10 @@
 /// (at or above the mode) where a bound on the remaining mass P(X > K) falls
 /// below `tail`. The returned pmf is the law conditioned on X <= K (kept
 /// probabilities divided by 1 - dropped); pmf::truncated_mass() returns the
-/// dropped mass P(X > K) (< tail). The default `tail` is the machine epsilon
-/// of T, the level of rounding in the total mass.
+/// dropped mass P(X > K), summed as a series: at most `tail` (it can round to
+/// `tail` itself where `tail` is at the bottom of T's range, e.g. denorm_min).
+/// The default `tail` is the machine epsilon of T, the level of rounding in
+/// the total mass.
 ///
 /// Every factory throws marg::invalid_argument naming the argument and its
 /// value on bad input, and when the support would exceed INT_MAX values (the
