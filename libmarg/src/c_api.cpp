@@ -88,6 +88,8 @@ const char* marg_status_string(marg_status status) {
       return "CUDA error";
     case MARG_ERROR_INTERNAL:
       return "internal error";
+    case MARG_STATUS_MAX_ENUM:
+      break;
   }
   return "unknown status";
 }
@@ -112,6 +114,8 @@ marg_status marg_set_backend(marg_backend backend) {
       case MARG_BACKEND_CUDA:
         marg::set_backend(marg::backend::cuda);
         return;
+      case MARG_BACKEND_MAX_ENUM:
+        break;
     }
     MARG_EXPECTS(false, marg::detail::bad_argument("marg_set_backend", "backend",
                                                    static_cast<std::int64_t>(backend),

@@ -24,14 +24,18 @@ typedef enum marg_status {
   MARG_ERROR_INVALID_ARGUMENT = 1, /**< bad input; nothing was written */
   MARG_ERROR_OUT_OF_MEMORY = 2,    /**< the pool or the system ran out of memory */
   MARG_ERROR_CUDA = 3,             /**< the CUDA runtime reported a failure */
-  MARG_ERROR_INTERNAL = 4          /**< any other failure (a bug: please report it) */
+  MARG_ERROR_INTERNAL = 4,         /**< any other failure (a bug: please report it) */
+  MARG_STATUS_MAX_ENUM = 0x7FFFFFFF /**< not a status: gives the enum the range of int */
 } marg_status;
 
 /** Compute backends (see marg::backend). */
 typedef enum marg_backend {
   MARG_BACKEND_AUTOMATIC = 0, /**< CUDA when usable, else CPU */
   MARG_BACKEND_CPU = 1,       /**< Eigen block-Toeplitz path on host threads */
-  MARG_BACKEND_CUDA = 2       /**< CUDA kernels */
+  MARG_BACKEND_CUDA = 2,      /**< CUDA kernels */
+  /** not a backend: gives the enum the range of int, so that any value a C
+      caller passes is well defined in C++ too (and rejected) */
+  MARG_BACKEND_MAX_ENUM = 0x7FFFFFFF
 } marg_backend;
 
 /**
