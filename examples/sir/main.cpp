@@ -7,6 +7,7 @@
 //
 // Exit status: 0 on success, 1 when --check finds a failure, 2 on bad arguments.
 #include <marg/marg.hpp>
+#include <marg/numeric/parallel.hpp>
 
 #include <unistd.h>
 
@@ -204,15 +205,18 @@ struct histories {
 // of (log lambda, logit delta)
 double log_target_lambda_delta(double lambda, double delta, const day_record* h, std::size_t days,
                                std::int64_t population) {
-  double l = 2 * std::log(lambda) - lambda / 5 + 2 * (std::log(delta) + std::log1p(-delta));
+  // log p = log delta + log(1 - exp(-lambda i / N)): the log delta terms
+  // summed once (one log fewer per day)
+  const double rate = -lambda / static_cast<double>(population);
+  double l = 2 * std::log(lambda) - lambda / 5 + 2 * std::log1p(-delta), infected = 2;
   for (std::size_t t = 0; t < days; ++t) {
-    const double p = delta * -std::expm1(-lambda * static_cast<double>(h[t].i_prev) / population);
+    const double c = -std::expm1(rate * static_cast<double>(h[t].i_prev));
     const auto k = static_cast<double>(h[t].new_inf);
     const double n = static_cast<double>(h[t].s_prev);
-    if (k > 0) l += k * std::log(p);
-    if (n > k) l += (n - k) * std::log1p(-p);
+    if (k > 0) l += k * std::log(c), infected += k;
+    if (n > k) l += (n - k) * std::log1p(-delta * c);
   }
-  return l;
+  return l + infected * std::log(delta);
 }
 
 // the move: a kernel that leaves p(theta | path, y) invariant, applied to
@@ -269,28 +273,6 @@ double log_obs(const log_factorials& lf, std::int64_t y, std::int64_t i, double 
 }
 
 // ---------------------------------------------------------------- summaries
-
-double log_sum_exp(const std::vector<double>& v) {
-  const double m = *std::max_element(v.begin(), v.end());
-  if (!std::isfinite(m)) return m;
-  double s = 0;
-  for (double x : v) s += std::exp(x - m);
-  return m + std::log(s);
-}
-
-// normalized weights from log weights
-std::vector<double> normalize(const std::vector<double>& logw) {
-  const double z = log_sum_exp(logw);
-  std::vector<double> w(logw.size());
-  for (std::size_t b = 0; b < w.size(); ++b) w[b] = std::exp(logw[b] - z);
-  return w;
-}
-
-double ess(const std::vector<double>& w) {
-  double s2 = 0;
-  for (double x : w) s2 += x * x;
-  return s2 > 0 ? 1.0 / s2 : 0.0;
-}
 
 /// Weighted mean and equal-tailed 95% interval.
 struct summary {
@@ -357,34 +339,75 @@ std::vector<int> resample(const std::vector<double>& w, rng& g) {
 
 // ---------------------------------------------------------------- the filter
 
-// Runs fn(begin, end, g) over particles [0, B) cut into a fixed number of
-// chunks, each with its own generator seeded from `g`, on marg::cpu_threads()
-// host threads: the results do not depend on the thread count.
+constexpr int particle_chunks = 64;
+
+// Runs fn(begin, end) over particles [0, B) cut into a fixed number of chunks
+// on marg::cpu_threads() host threads (libmarg's persistent workers: no
+// thread is started per call): the chunks never depend on the thread count.
+template <class F>
+void for_ranges(int B, F&& fn) {
+  const int chunks = std::min(particle_chunks, std::max(B, 1));
+  const int threads = std::clamp(marg::cpu_threads(), 1, std::max(B / 256, 1));
+  marg::detail::parallel_chunks(chunks, threads, [&](std::int64_t c) {
+    fn(static_cast<int>(std::int64_t{B} * c / chunks),
+       static_cast<int>(std::int64_t{B} * (c + 1) / chunks));
+  });
+}
+
+// for_ranges with a generator per chunk, fn(begin, end, g), each seeded from
+// `g` (which advances by 64 draws): the results do not depend on the thread count.
 template <class F>
 void for_chunks(int B, rng& g, F&& fn) {
-  constexpr int chunks = 64;
-  std::vector<std::uint64_t> seeds(chunks);
+  std::vector<std::uint64_t> seeds(particle_chunks);
   for (auto& s : seeds) s = g();
-  std::vector<std::exception_ptr> errors(chunks);
-  std::atomic<int> next{0};
-  auto work = [&] {
-    for (int c; (c = next++) < chunks;) {
-      try {
-        rng cg(seeds[c]);
-        fn(static_cast<int>(std::int64_t{B} * c / chunks),
-           static_cast<int>(std::int64_t{B} * (c + 1) / chunks), cg);
-      } catch (...) {
-        errors[c] = std::current_exception();
-      }
-    }
-  };
-  const int threads = std::clamp(marg::cpu_threads(), 1, std::min(chunks, std::max(B / 256, 1)));
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
+  const int chunks = particle_chunks;
+  const int threads = std::clamp(marg::cpu_threads(), 1, std::max(B / 256, 1));
+  marg::detail::parallel_chunks(chunks, threads, [&](std::int64_t c) {
+    rng cg(seeds[c]);
+    fn(static_cast<int>(std::int64_t{B} * c / chunks),
+       static_cast<int>(std::int64_t{B} * (c + 1) / chunks), cg);
+  });
+}
+
+// A sum over particles in the fixed chunks of for_ranges, the partial sums
+// added in chunk order: the same value for any thread count.
+template <class F>
+double sum_over(int B, F&& term) {
+  const int chunks = std::min(particle_chunks, std::max(B, 1));
+  std::vector<double> part(static_cast<std::size_t>(chunks), 0.0);
+  const int threads = std::clamp(marg::cpu_threads(), 1, std::max(B / 256, 1));
+  marg::detail::parallel_chunks(chunks, threads, [&](std::int64_t c) {
+    double s = 0;
+    for (auto b = static_cast<int>(std::int64_t{B} * c / chunks),
+              e = static_cast<int>(std::int64_t{B} * (c + 1) / chunks);
+         b < e; ++b)
+      s += term(b);
+    part[static_cast<std::size_t>(c)] = s;
+  });
+  return std::accumulate(part.begin(), part.end(), 0.0);
+}
+
+// log sum_b exp(v_b), the sum in the fixed chunks (any thread count: one value)
+double log_sum_exp(const std::vector<double>& v) {
+  const double m = *std::max_element(v.begin(), v.end());
+  if (!std::isfinite(m)) return m;
+  return m +
+         std::log(sum_over(static_cast<int>(v.size()), [&](int b) { return std::exp(v[b] - m); }));
+}
+
+// normalized weights from log weights
+std::vector<double> normalize(const std::vector<double>& logw) {
+  const double z = log_sum_exp(logw);
+  std::vector<double> w(logw.size());
+  for_ranges(static_cast<int>(w.size()), [&](int b0, int b1) {
+    for (int b = b0; b < b1; ++b) w[b] = std::exp(logw[b] - z);
+  });
+  return w;
+}
+
+double ess(const std::vector<double>& w) {
+  const double s2 = sum_over(static_cast<int>(w.size()), [&](int b) { return w[b] * w[b]; });
+  return s2 > 0 ? 1.0 / s2 : 0.0;
 }
 
 /// What one run of the filter produces.
@@ -477,23 +500,33 @@ std::vector<std::vector<int>> group_by_width(const std::vector<double>& width, i
 template <class T>
 void step_group(const std::vector<int>& members, std::vector<state>& xs,
                 const std::vector<params>& th, std::int64_t population, std::int64_t y,
-                const log_factorials& lf, std::vector<double>& logw_inc, rng& g) {
+                const log_factorials& lf, std::vector<double>& logw_inc, std::vector<T>& like,
+                rng& g) {
   const int B = static_cast<int>(members.size());
   std::vector<std::int64_t> n_inf(B), n_rec(B);
   std::vector<double> p_inf(B), p_rec(B);
-  for (int j = 0; j < B; ++j) {
-    const int b = members[j];
-    n_inf[j] = xs[b].s, p_inf[j] = infection_prob(th[b], xs[b].i, population);
-    n_rec[j] = xs[b].i, p_rec[j] = th[b].gamma;
-  }
+  for_ranges(B, [&](int j0, int j1) {
+    for (int j = j0; j < j1; ++j) {
+      const int b = members[j];
+      n_inf[j] = xs[b].s, p_inf[j] = infection_prob(th[b], xs[b].i, population);
+      n_rec[j] = xs[b].i, p_rec[j] = th[b].gamma;
+    }
+  });
   const auto X = marg::binomial_batch<T>(n_inf, p_inf, binomial_tail);
   const auto negY = -marg::binomial_batch<T>(n_rec, p_rec, binomial_tail);
   const int len = X.length() + negY.length() - 1;
 
-  // L_b over the padded support of X + (-Y), scaled by its row maximum
-  std::vector<T> like(static_cast<std::size_t>(B) * len);
+  // L_b over the padded support of X + (-Y), scaled by its row maximum; `like`
+  // is the caller's buffer, reused (every entry is written here, in parallel:
+  // no serial zero fill of a fresh vector per group)
+  const std::size_t size = static_cast<std::size_t>(B) * len;
+  if (like.capacity() < size) {
+    like = std::vector<T>();  // a growth would copy the old values
+    like.reserve(size);
+  }
+  like.resize(size);
   std::vector<double> scale(B);
-  for_chunks(B, g, [&](int j0, int j1, rng&) {
+  for_ranges(B, [&](int j0, int j1) {
     for (int j = j0; j < j1; ++j) {
       const int b = members[j];
       const std::int64_t base = xs[b].i + X.lowers()[j] + negY.lowers()[j];  // i_t at index 0
@@ -503,16 +536,18 @@ void step_group(const std::vector<int>& members, std::vector<state>& xs,
   });
 
   const auto draw = marg::sample_given_evidence(X, negY, like, g);
-  for (int j = 0; j < B; ++j) {
-    const int b = members[j];
-    logw_inc[b] = static_cast<double>(draw.log_likelihood[j]) + scale[j];
-    if (!std::isfinite(logw_inc[b])) {
-      logw_inc[b] = -std::numeric_limits<double>::infinity();
-      continue;  // weight 0 from now on; the state is never read again
+  for_ranges(B, [&](int j0, int j1) {
+    for (int j = j0; j < j1; ++j) {
+      const int b = members[j];
+      logw_inc[b] = static_cast<double>(draw.log_likelihood[j]) + scale[j];
+      if (!std::isfinite(logw_inc[b])) {
+        logw_inc[b] = -std::numeric_limits<double>::infinity();
+        continue;  // weight 0 from now on; the state is never read again
+      }
+      const std::int64_t di = draw.first[j], dr = -draw.second[j];
+      xs[b] = {xs[b].s - di, xs[b].i + di - dr, xs[b].r + dr};
     }
-    const std::int64_t di = draw.first[j], dr = -draw.second[j];
-    xs[b] = {xs[b].s - di, xs[b].i + di - dr, xs[b].r + dr};
-  }
+  });
 }
 
 // One day of the marginalized filter for all particles: one batched step per
@@ -520,12 +555,12 @@ void step_group(const std::vector<int>& members, std::vector<state>& xs,
 template <class T>
 void step_marginalized(std::vector<state>& xs, const std::vector<params>& th,
                        std::int64_t population, std::int64_t y, const log_factorials& lf,
-                       std::vector<double>& logw_inc, rng& g) {
+                       std::vector<double>& logw_inc, std::vector<T>& like, rng& g) {
   const int B = static_cast<int>(xs.size());
   const int groups = std::clamp(B / 4096, 1, 8);
   std::vector<double> width(B);
   if (groups > 1)
-    for_chunks(B, g, [&](int b0, int b1, rng&) {
+    for_ranges(B, [&](int b0, int b1) {
       for (int b = b0; b < b1; ++b) {
         const double p = infection_prob(th[b], xs[b].i, population), q = th[b].gamma;
         width[b] = std::sqrt(static_cast<double>(xs[b].s) * p * (1 - p)) +
@@ -533,7 +568,7 @@ void step_marginalized(std::vector<state>& xs, const std::vector<params>& th,
       }
     });
   for (const auto& members : group_by_width(width, groups))
-    step_group<T>(members, xs, th, population, y, lf, logw_inc, g);
+    step_group<T>(members, xs, th, population, y, lf, logw_inc, like, g);
 }
 
 // One day of the plain bootstrap filter: Δi, Δr sampled, weight P(y | i_t).
@@ -558,23 +593,34 @@ result run_filter(const options& o, const std::vector<std::int64_t>& ys, std::ui
   const int B = o.particles;
   const log_factorials lf(o.population);
   std::vector<params> th(B);
-  for (auto& t : th) t = prior_draw(g);
-  std::vector<state> xs(B, state{o.population - o.initial, o.initial, 0});
+  for_chunks(B, g, [&](int b0, int b1, rng& g) {
+    for (int b = b0; b < b1; ++b) th[b] = prior_draw(g);
+  });
+  std::vector<state> xs(B, state{o.population - o.initial, o.initial, 0}), prev(B);
   std::vector<double> logw(B, 0.0), inc(B);
   std::vector<path_stats> paths(B);
   histories hist(B, ys.size());
+  // the resampling targets and the likelihood rows: allocated once, reused
+  std::vector<state> xs2(B);
+  std::vector<params> th2(B);
+  std::vector<path_stats> paths2(B);
+  histories hist2(B, ys.size());
+  std::vector<T> like;
   result res;
   progress bar(show_progress);
 
   for (std::size_t t = 0; t < ys.size(); ++t) {
-    const std::vector<state> prev = xs;
+    for_ranges(
+        B, [&](int b0, int b1) { std::copy(xs.begin() + b0, xs.begin() + b1, prev.begin() + b0); });
     if (o.marginalize)
-      step_marginalized<T>(xs, th, o.population, ys[t], lf, inc, g);
+      step_marginalized<T>(xs, th, o.population, ys[t], lf, inc, like, g);
     else
       step_sampled(xs, th, o.population, ys[t], lf, inc, g);
     // log p(y_t | y_1..t-1) ≈ log sum_b W_b w_b with W the normalized previous weights
     const double before = log_sum_exp(logw);
-    for (int b = 0; b < B; ++b) logw[b] += inc[b];
+    for_ranges(B, [&](int b0, int b1) {
+      for (int b = b0; b < b1; ++b) logw[b] += inc[b];
+    });
     const double after = log_sum_exp(logw);
     res.log_likelihood += after - before;
     if (!std::isfinite(after)) {  // every particle is incompatible with y_t
@@ -582,8 +628,10 @@ result run_filter(const options& o, const std::vector<std::int64_t>& ys, std::ui
       res.infected.push_back({std::nan(""), std::nan(""), std::nan(""), std::nan("")});
       break;
     }
-    for (int b = 0; b < B; ++b)
-      if (std::isfinite(logw[b])) record(paths[b], hist.of(b)[t], prev[b], xs[b], ys[t]);
+    for_ranges(B, [&](int b0, int b1) {
+      for (int b = b0; b < b1; ++b)
+        if (std::isfinite(logw[b])) record(paths[b], hist.of(b)[t], prev[b], xs[b], ys[t]);
+    });
     const std::vector<double> w = normalize(logw);
     const double e = ess(w);
     res.ess.push_back(e);
@@ -592,14 +640,12 @@ result run_filter(const options& o, const std::vector<std::int64_t>& ys, std::ui
 
     if (t + 1 < ys.size() && e < 0.5 * B) {  // adaptive resampling
       const std::vector<int> a = resample(w, g);
-      std::vector<state> xs2(B);
-      std::vector<params> th2(B);
-      std::vector<path_stats> paths2(B);
-      histories hist2(B, ys.size());
-      for (int b = 0; b < B; ++b) {
-        xs2[b] = xs[a[b]], th2[b] = th[a[b]], paths2[b] = paths[a[b]];
-        std::copy(hist.of(a[b]), hist.of(a[b]) + t + 1, hist2.of(b));
-      }
+      for_ranges(B, [&](int b0, int b1) {
+        for (int b = b0; b < b1; ++b) {
+          xs2[b] = xs[a[b]], th2[b] = th[a[b]], paths2[b] = paths[a[b]];
+          std::copy(hist.of(a[b]), hist.of(a[b]) + t + 1, hist2.of(b));
+        }
+      });
       xs.swap(xs2);
       th.swap(th2);
       paths.swap(paths2);
