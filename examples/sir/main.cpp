@@ -205,18 +205,15 @@ struct histories {
 // of (log lambda, logit delta)
 double log_target_lambda_delta(double lambda, double delta, const day_record* h, std::size_t days,
                                std::int64_t population) {
-  // log p = log delta + log(1 - exp(-lambda i / N)): the log delta terms
-  // summed once (one log fewer per day)
-  const double rate = -lambda / static_cast<double>(population);
-  double l = 2 * std::log(lambda) - lambda / 5 + 2 * std::log1p(-delta), infected = 2;
+  double l = 2 * std::log(lambda) - lambda / 5 + 2 * (std::log(delta) + std::log1p(-delta));
   for (std::size_t t = 0; t < days; ++t) {
-    const double c = -std::expm1(rate * static_cast<double>(h[t].i_prev));
+    const double p = delta * -std::expm1(-lambda * static_cast<double>(h[t].i_prev) / population);
     const auto k = static_cast<double>(h[t].new_inf);
     const double n = static_cast<double>(h[t].s_prev);
-    if (k > 0) l += k * std::log(c), infected += k;
-    if (n > k) l += (n - k) * std::log1p(-delta * c);
+    if (k > 0) l += k * std::log(p);
+    if (n > k) l += (n - k) * std::log1p(-p);
   }
-  return l + infected * std::log(delta);
+  return l;
 }
 
 // the move: a kernel that leaves p(theta | path, y) invariant, applied to
