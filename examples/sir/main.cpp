@@ -3,7 +3,7 @@
 //
 //   sir [--particles B] [--backend cpu|cuda|auto] [--seed S] [--data FILE]
 //       [--population N] [--initial I] [--out DIR] [--no-marginalize] [--no-move]
-//       [--float] [--repeat R] [--check] [--quiet]
+//       [--float] [--repeat R] [--groups G] [--check] [--quiet]
 //
 // Exit status: 0 on success, 1 when --check finds a failure, 2 on bad arguments.
 #include <marg/marg.hpp>
@@ -51,6 +51,7 @@ struct options {
   bool rejuvenate = true;
   bool use_float = false;
   int repeat = 0;  // > 0: the seed study
+  int groups = 0;  // width groups per day; 0: B / 4096, at most 8
   bool check = false;
   bool quiet = false;
 };
@@ -61,7 +62,7 @@ struct options {
       "sir: %s\n"
       "usage: sir [--particles B] [--backend cpu|cuda|auto] [--seed S] [--data FILE]\n"
       "           [--population N] [--initial I] [--out DIR] [--no-marginalize] [--no-move]\n"
-      "           [--float] [--repeat R] [--check] [--quiet]\n",
+      "           [--float] [--repeat R] [--groups G] [--check] [--quiet]\n",
       what.c_str());
   std::exit(2);
 }
@@ -109,6 +110,8 @@ options parse(int argc, char** argv) {
       o.use_float = true;
     else if (arg == "--repeat")
       o.repeat = static_cast<int>(parse_int(value(), "--repeat", 1, 100000));
+    else if (arg == "--groups")
+      o.groups = static_cast<int>(parse_int(value(), "--groups", 1, 64));
     else if (arg == "--check")
       o.check = true;
     else if (arg == "--quiet")
@@ -548,13 +551,17 @@ void step_group(const std::vector<int>& members, std::vector<state>& xs,
 }
 
 // One day of the marginalized filter for all particles: one batched step per
-// set of particles of similar support width (one set below 4,096 particles).
+// set of particles of similar support width (one set below 8,192 particles,
+// or `--groups`; from two sets on, a particle gets the same uniforms for any
+// number of sets).
 template <class T>
 void step_marginalized(std::vector<state>& xs, const std::vector<params>& th,
                        std::int64_t population, std::int64_t y, const log_factorials& lf,
-                       std::vector<double>& logw_inc, std::vector<T>& like, rng& g) {
+                       std::vector<double>& logw_inc, std::vector<T>& like, int groups_wanted,
+                       rng& g) {
   const int B = static_cast<int>(xs.size());
-  const int groups = std::clamp(B / 4096, 1, 8);
+  const int groups =
+      std::min(groups_wanted > 0 ? groups_wanted : std::clamp(B / 4096, 1, 8), std::max(B, 1));
   std::vector<double> width(B);
   if (groups > 1)
     for_ranges(B, [&](int b0, int b1) {
@@ -610,7 +617,7 @@ result run_filter(const options& o, const std::vector<std::int64_t>& ys, std::ui
     for_ranges(
         B, [&](int b0, int b1) { std::copy(xs.begin() + b0, xs.begin() + b1, prev.begin() + b0); });
     if (o.marginalize)
-      step_marginalized<T>(xs, th, o.population, ys[t], lf, inc, like, g);
+      step_marginalized<T>(xs, th, o.population, ys[t], lf, inc, like, o.groups, g);
     else
       step_sampled(xs, th, o.population, ys[t], lf, inc, g);
     // log p(y_t | y_1..t-1) ≈ log sum_b W_b w_b with W the normalized previous weights
