@@ -594,7 +594,8 @@ batch_joint_draws<T> sample_given_evidence_with(const pmf_batch<T>& x, const pmf
   const int len = check_over_sums(f, "likelihood", x, y, likelihood);
   MARG_EXPECTS(u.size() == 2 * static_cast<std::size_t>(B),
                bad_argument(f, "u.size()", static_cast<std::int64_t>(u.size()), "2 * x.batch()"));
-  check_weights(f, "likelihood", likelihood.data(), static_cast<std::int64_t>(likelihood.size()));
+  // the likelihood is checked row by row in the loop below (one pass over it
+  // fewer; the lowest chunk's error wins, so the first bad entry is named)
   // the law of every row's sum in one batched call
   array<T> z(static_cast<std::size_t>(B) * len);
   convolve_batched<T>(m, n, x.data(), 1, m, y.data(), 1, sq, z.data(), 1, len, B);
@@ -603,6 +604,13 @@ batch_joint_draws<T> sample_given_evidence_with(const pmf_batch<T>& x, const pmf
                          std::vector<std::int64_t>(B, 0)};
   parallel_rows(B, rows_per_chunk(len), [&](std::int64_t, std::int64_t b0, std::int64_t b1) {
     for (std::int64_t b = b0; b < b1; ++b) {
+      const T* lb = likelihood.data() + b * len;
+      bool ok = true;
+      for (int i = 0; i < len; ++i)
+        ok &= (lb[i] >= T(0)) & (lb[i] <= std::numeric_limits<T>::max());  // NaN fails both
+      if (!ok)
+        for (int i = 0; i < len; ++i)
+          check_weight(f, "likelihood", static_cast<std::size_t>(b * len + i), lb[i]);
       check_uniform(f, 2 * b, u[2 * b]);
       check_uniform(f, 2 * b + 1, u[2 * b + 1]);
       r.log_likelihood[b] = -std::numeric_limits<T>::infinity();

@@ -92,22 +92,27 @@ pmf_batch<T> binomial_batch(const std::vector<std::int64_t>& ns, const std::vect
                                     ("ns.size() = " + std::to_string(ns.size())).c_str()));
   detail::check_real(f, "tail", tail, 0, 1, true, true, "in (0, 1)");
   const auto B = static_cast<std::int64_t>(ns.size());
-  for (std::int64_t b = 0; b < B; ++b) {
-    MARG_EXPECTS(ns[b] >= 0 && ns[b] < INT_MAX,
-                 detail::bad_argument(f, ("ns[" + std::to_string(b) + "]").c_str(), ns[b],
-                                      "in 0..INT_MAX-1"));
-    if (!(ps[b] >= 0 && ps[b] <= 1))  // the name is formatted only for the error
-      detail::check_real(f, ("ps[" + std::to_string(b) + "]").c_str(), ps[b], 0, 1, false, false,
-                         "in [0, 1]");
-  }
-  // pass 1: each row's window; its values (up from the mode, then down) in
-  // its chunk's scratch
+  // pass 1: each row checked, then its window; its values (up from the mode,
+  // then down) in its chunk's scratch. A bad row throws in its chunk; the
+  // lowest chunk's error wins, so the first bad row is named, as in a serial
+  // check before any work.
   const std::int64_t grain = 256;
   const std::int64_t chunks = (B + grain - 1) / grain;
   std::vector<std::vector<double>> scratch(static_cast<std::size_t>(chunks));
   std::vector<window> win(static_cast<std::size_t>(B));
   detail::parallel_rows(B, grain, [&](std::int64_t c, std::int64_t b0, std::int64_t b1) {
     auto& out = scratch[c];
+    double room = 0;  // about 20 standard deviations a row: few reallocations
+    for (std::int64_t b = b0; b < b1; ++b) {
+      MARG_EXPECTS(ns[b] >= 0 && ns[b] < INT_MAX,
+                   detail::bad_argument(f, ("ns[" + std::to_string(b) + "]").c_str(), ns[b],
+                                        "in 0..INT_MAX-1"));
+      if (!(ps[b] >= 0 && ps[b] <= 1))  // the name is formatted only for the error
+        detail::check_real(f, ("ps[" + std::to_string(b) + "]").c_str(), ps[b], 0, 1, false, false,
+                           "in [0, 1]");
+      room += 16 + 20 * std::sqrt(static_cast<double>(ns[b]) * ps[b] * (1 - ps[b]));
+    }
+    out.reserve(static_cast<std::size_t>(std::min(room, 1e8)));
     for (std::int64_t b = b0; b < b1; ++b) {
       window& w = win[b];
       const std::int64_t n = ns[b];

@@ -557,3 +557,40 @@ TEMPLATE_TEST_CASE("batch api: bad input", "[distributions]", float, double) {
   CHECK(d.log_likelihood[1] == -std::numeric_limits<T>::infinity());
   CHECK(std::isfinite(d.log_likelihood[0]));
 }
+
+// The row checks run inside the parallel row loops: the error must still name
+// the first bad entry, whichever chunk finishes first and for any thread count.
+TEMPLATE_TEST_CASE("batch api: the first bad entry is named for any thread count",
+                   "[distributions]", float, double) {
+  using T = TestType;
+  const T nan = std::numeric_limits<T>::quiet_NaN(), inf = std::numeric_limits<T>::infinity();
+  for (const int threads : {1, 2, 3}) {
+    CAPTURE(threads);
+    marg::test::threads_guard guard(threads);
+    // binomial_batch: rows 300 (p) and 2900 (n) bad, in different chunks of 256 rows
+    const int B = 3001;
+    std::vector<std::int64_t> ns(B, 20);
+    std::vector<double> ps(B, 0.4);
+    ps[300] = 1.5;
+    ns[2900] = -1;
+    CHECK_THROWS_WITH(marg::binomial_batch<T>(ns, ps), Catch::Contains("ps[300] = 1.5"));
+    ps[300] = 0.4;
+    CHECK_THROWS_WITH(marg::binomial_batch<T>(ns, ps), Catch::Contains("ns[2900] = -1"));
+    // sample_given_evidence: the likelihood bad in rows 7 and 2500 (distinct chunks)
+    ns[2900] = 20;
+    const auto x = marg::binomial_batch<T>(ns, ps, 1e-9);
+    const int len = 2 * x.length() - 1;
+    std::vector<T> L(static_cast<std::size_t>(B) * len, T(1));
+    const std::size_t first = std::size_t{7} * len + 2, second = std::size_t{2500} * len + 1;
+    L[second] = nan;
+    L[first] = -inf;
+    marg::test::rng g(1);
+    CHECK_THROWS_WITH(marg::sample_given_evidence(x, x, L, g),
+                      Catch::Contains("likelihood[" + std::to_string(first) + "] = -inf"));
+    L[first] = 1;
+    CHECK_THROWS_WITH(marg::sample_given_evidence(x, x, L, g),
+                      Catch::Contains("likelihood[" + std::to_string(second) + "] = nan"));
+    L[second] = 1;
+    CHECK_NOTHROW(marg::sample_given_evidence(x, x, L, g));
+  }
+}
