@@ -191,6 +191,11 @@ struct day_record {
 struct path_stats {
   double recovered = 0, at_risk = 0;  // sum Δr, sum i_{t-1}
   double reported = 0, infected = 0;  // sum y_t, sum i_t
+  // the move's log target at the particle's (lambda, delta) over its first
+  // `target_days` days (none yet: the largest size_t), kept by the move: the
+  // next day adds one day's terms
+  double target = 0;
+  std::size_t target_days = static_cast<std::size_t>(-1);
 };
 
 /// The day records of all particles: row b holds particle b's days (one
@@ -204,18 +209,25 @@ struct histories {
   const day_record* of(int b) const { return days.data() + static_cast<std::size_t>(b) * capacity; }
 };
 
+// l plus one day's terms of the log target (the additions in the order of
+// log_target_lambda_delta, so that a target extended day by day is the same
+// number as one computed at once)
+double add_day(double l, double lambda, double delta, const day_record& d,
+               std::int64_t population) {
+  const double p = delta * -std::expm1(-lambda * static_cast<double>(d.i_prev) / population);
+  const auto k = static_cast<double>(d.new_inf);
+  const double n = static_cast<double>(d.s_prev);
+  if (k > 0) l += k * std::log(p);
+  if (n > k) l += (n - k) * std::log1p(-p);
+  return l;
+}
+
 // log p(Δi_1..t | lambda, delta, path) + log prior(lambda, delta) + Jacobian
 // of (log lambda, logit delta)
 double log_target_lambda_delta(double lambda, double delta, const day_record* h, std::size_t days,
                                std::int64_t population) {
   double l = 2 * std::log(lambda) - lambda / 5 + 2 * (std::log(delta) + std::log1p(-delta));
-  for (std::size_t t = 0; t < days; ++t) {
-    const double p = delta * -std::expm1(-lambda * static_cast<double>(h[t].i_prev) / population);
-    const auto k = static_cast<double>(h[t].new_inf);
-    const double n = static_cast<double>(h[t].s_prev);
-    if (k > 0) l += k * std::log(p);
-    if (n > k) l += (n - k) * std::log1p(-p);
-  }
+  for (std::size_t t = 0; t < days; ++t) l = add_day(l, lambda, delta, h[t], population);
   return l;
 }
 
@@ -224,12 +236,16 @@ double log_target_lambda_delta(double lambda, double delta, const day_record* h,
 // not collapse onto the few values drawn from the prior. gamma and rho are
 // drawn exactly from their Beta posteriors; (log lambda, logit delta) take a
 // few random-walk Metropolis steps.
-void rejuvenate(params& th, const path_stats& ps, const day_record* h, std::size_t days,
+void rejuvenate(params& th, path_stats& ps, const day_record* h, std::size_t days,
                 std::int64_t population, rng& g) {
   th.gamma = beta_draw(g, 2 + ps.recovered, 2 + ps.at_risk - ps.recovered);
   th.rho = beta_draw(g, 2 + ps.reported, 2 + ps.infected - ps.reported);
   std::normal_distribution<double> step(0.0, 0.15);
-  double cur = log_target_lambda_delta(th.lambda, th.delta, h, days, population);
+  // the target at the current point: yesterday's kept value plus today's
+  // terms when the move ran yesterday (lambda, delta change only here)
+  double cur = ps.target_days + 1 == days
+                   ? add_day(ps.target, th.lambda, th.delta, h[days - 1], population)
+                   : log_target_lambda_delta(th.lambda, th.delta, h, days, population);
   for (int k = 0; k < 5; ++k) {
     const double lambda = th.lambda * std::exp(step(g));
     const double z = std::log(th.delta / (1 - th.delta)) + step(g);
@@ -239,6 +255,7 @@ void rejuvenate(params& th, const path_stats& ps, const day_record* h, std::size
     if (std::log(std::generate_canonical<double, 53>(g)) < prop - cur)
       th.lambda = lambda, th.delta = delta, cur = prop;
   }
+  ps.target = cur, ps.target_days = days;
 }
 
 // adds a day to a particle's statistics and its day record: before and after its transition
