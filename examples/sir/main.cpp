@@ -3,7 +3,7 @@
 //
 //   sir [--particles B] [--backend cpu|cuda|auto] [--seed S] [--data FILE]
 //       [--population N] [--initial I] [--out DIR] [--no-marginalize] [--no-move]
-//       [--float] [--repeat R] [--groups G] [--check] [--quiet]
+//       [--float] [--repeat R] [--groups G] [--timing] [--check] [--quiet]
 //
 // Exit status: 0 on success, 1 when --check finds a failure, 2 on bad arguments.
 #include <marg/marg.hpp>
@@ -50,8 +50,9 @@ struct options {
   bool marginalize = true;
   bool rejuvenate = true;
   bool use_float = false;
-  int repeat = 0;  // > 0: the seed study
-  int groups = 0;  // width groups per day; 0: B / 4096, at most 8
+  int repeat = 0;       // > 0: the seed study
+  int groups = 0;       // width groups per day; 0: B / 4096, at most 8
+  bool timing = false;  // wall time per stage of the filter
   bool check = false;
   bool quiet = false;
 };
@@ -62,7 +63,7 @@ struct options {
       "sir: %s\n"
       "usage: sir [--particles B] [--backend cpu|cuda|auto] [--seed S] [--data FILE]\n"
       "           [--population N] [--initial I] [--out DIR] [--no-marginalize] [--no-move]\n"
-      "           [--float] [--repeat R] [--groups G] [--check] [--quiet]\n",
+      "           [--float] [--repeat R] [--groups G] [--timing] [--check] [--quiet]\n",
       what.c_str());
   std::exit(2);
 }
@@ -112,6 +113,8 @@ options parse(int argc, char** argv) {
       o.repeat = static_cast<int>(parse_int(value(), "--repeat", 1, 100000));
     else if (arg == "--groups")
       o.groups = static_cast<int>(parse_int(value(), "--groups", 1, 64));
+    else if (arg == "--timing")
+      o.timing = true;
     else if (arg == "--check")
       o.check = true;
     else if (arg == "--quiet")
@@ -427,6 +430,26 @@ double ess(const std::vector<double>& w) {
   return s2 > 0 ? 1.0 / s2 : 0.0;
 }
 
+// Wall time per stage of the filter (--timing): each lap() adds the time
+// since the previous one to a stage; read after the run.
+enum stage { binomials, likelihoods, draws, bookkeeping, resampling, moves, stages };
+const char* const stage_names[stages] = {"pmfs of Δi, -Δr (binomial_batch, negation, grouping)",
+                                         "likelihood rows",
+                                         "sample_given_evidence (convolution, weights, draws)",
+                                         "weights, records, summaries",
+                                         "resampling",
+                                         "moves"};
+struct stage_clock {
+  double seconds[stages] = {};
+  clock_type::time_point last = clock_type::now();
+  void lap(stage s) {
+    const auto now = clock_type::now();
+    seconds[s] += std::chrono::duration<double>(now - last).count();
+    last = now;
+  }
+};
+stage_clock stage_times;  // one filter runs at a time
+
 /// What one run of the filter produces.
 struct result {
   double log_likelihood = 0;
@@ -435,6 +458,7 @@ struct result {
   std::vector<params> theta;      // final particles
   std::vector<double> weights;    // their normalized weights
   double seconds = 0;
+  stage_clock stages;  // wall time per stage
 };
 
 // the live progress line, only on a terminal
@@ -532,6 +556,7 @@ void step_group(const std::vector<int>& members, std::vector<state>& xs,
   const auto X = marg::binomial_batch<T>(n_inf, p_inf, binomial_tail);
   const auto negY = -marg::binomial_batch<T>(n_rec, p_rec, binomial_tail);
   const int len = X.length() + negY.length() - 1;
+  stage_times.lap(binomials);
 
   // L_b over the padded support of X + (-Y), scaled by its row maximum; `like`
   // is the caller's buffer, reused (every entry is written here, in parallel:
@@ -552,6 +577,7 @@ void step_group(const std::vector<int>& members, std::vector<state>& xs,
     }
   });
 
+  stage_times.lap(likelihoods);
   const auto draw = marg::sample_given_evidence(X, negY, like, g);
   for_ranges(B, [&](int j0, int j1) {
     for (int j = j0; j < j1; ++j) {
@@ -565,6 +591,7 @@ void step_group(const std::vector<int>& members, std::vector<state>& xs,
       xs[b] = {xs[b].s - di, xs[b].i + di - dr, xs[b].r + dr};
     }
   });
+  stage_times.lap(draws);
 }
 
 // One day of the marginalized filter for all particles: one batched step per
@@ -629,14 +656,16 @@ result run_filter(const options& o, const std::vector<std::int64_t>& ys, std::ui
   std::vector<T> like;
   result res;
   progress bar(show_progress);
+  stage_times = stage_clock();
 
   for (std::size_t t = 0; t < ys.size(); ++t) {
     for_ranges(
         B, [&](int b0, int b1) { std::copy(xs.begin() + b0, xs.begin() + b1, prev.begin() + b0); });
+    stage_times.lap(bookkeeping);
     if (o.marginalize)
       step_marginalized<T>(xs, th, o.population, ys[t], lf, inc, like, o.groups, g);
     else
-      step_sampled(xs, th, o.population, ys[t], lf, inc, g);
+      step_sampled(xs, th, o.population, ys[t], lf, inc, g), stage_times.lap(draws);
     // log p(y_t | y_1..t-1) ≈ log sum_b W_b w_b with W the normalized previous weights
     const double before = log_sum_exp(logw);
     for_ranges(B, [&](int b0, int b1) {
@@ -658,6 +687,7 @@ result run_filter(const options& o, const std::vector<std::int64_t>& ys, std::ui
     res.ess.push_back(e);
     res.infected.push_back(summarize_infected(xs, w, o.population));
     bar.show(t + 1, ys.size(), e);
+    stage_times.lap(bookkeeping);
 
     if (t + 1 < ys.size() && e < 0.5 * B) {  // adaptive resampling
       const std::vector<int> a = resample(w, g);
@@ -672,6 +702,7 @@ result run_filter(const options& o, const std::vector<std::int64_t>& ys, std::ui
       paths.swap(paths2);
       std::swap(hist, hist2);
       std::fill(logw.begin(), logw.end(), 0.0);
+      stage_times.lap(resampling);
     }
     if (o.rejuvenate)
       for_chunks(B, g, [&](int b0, int b1, rng& g) {
@@ -679,8 +710,10 @@ result run_filter(const options& o, const std::vector<std::int64_t>& ys, std::ui
           if (std::isfinite(logw[b]))
             rejuvenate(th[b], paths[b], hist.of(b), t + 1, o.population, g);
       });
+    stage_times.lap(moves);
   }
   bar.done();
+  res.stages = stage_times;
   res.theta = th;
   res.weights = std::isfinite(log_sum_exp(logw)) ? normalize(logw) : std::vector<double>(B, 0.0);
   res.seconds = std::chrono::duration<double>(clock_type::now() - t0).count();
@@ -743,6 +776,9 @@ int report(const options& o, const std::vector<std::int64_t>& ys, const result& 
   const std::size_t days = r.ess.size();
   std::printf("\nwall time: %.3f s for %zu days (%.4f s per day)\n", r.seconds, days,
               days ? r.seconds / days : 0.0);
+  if (o.timing)
+    for (int s = 0; s < stages; ++s)
+      std::printf("  %8.3f s  %s\n", r.stages.seconds[s], stage_names[s]);
   if (o.check) {
     if (!std::isfinite(r.log_likelihood))
       ++failures, std::printf("check: log likelihood not finite\n");
