@@ -366,7 +366,7 @@ template <class F>
 void for_ranges(int B, F&& fn) {
   const int chunks = std::min(particle_chunks, std::max(B, 1));
   const int threads = std::clamp(marg::cpu_threads(), 1, std::max(B / 256, 1));
-  marg::detail::parallel_chunks(chunks, threads, [&](std::int64_t c) {
+  marg::parallel_chunks(chunks, threads, [&](std::int64_t c) {
     fn(static_cast<int>(std::int64_t{B} * c / chunks),
        static_cast<int>(std::int64_t{B} * (c + 1) / chunks));
   });
@@ -380,7 +380,7 @@ void for_chunks(int B, rng& g, F&& fn) {
   for (auto& s : seeds) s = g();
   const int chunks = particle_chunks;
   const int threads = std::clamp(marg::cpu_threads(), 1, std::max(B / 256, 1));
-  marg::detail::parallel_chunks(chunks, threads, [&](std::int64_t c) {
+  marg::parallel_chunks(chunks, threads, [&](std::int64_t c) {
     rng cg(seeds[c]);
     fn(static_cast<int>(std::int64_t{B} * c / chunks),
        static_cast<int>(std::int64_t{B} * (c + 1) / chunks), cg);
@@ -394,7 +394,7 @@ double sum_over(int B, F&& term) {
   const int chunks = std::min(particle_chunks, std::max(B, 1));
   std::vector<double> part(static_cast<std::size_t>(chunks), 0.0);
   const int threads = std::clamp(marg::cpu_threads(), 1, std::max(B / 256, 1));
-  marg::detail::parallel_chunks(chunks, threads, [&](std::int64_t c) {
+  marg::parallel_chunks(chunks, threads, [&](std::int64_t c) {
     double s = 0;
     for (auto b = static_cast<int>(std::int64_t{B} * c / chunks),
               e = static_cast<int>(std::int64_t{B} * (c + 1) / chunks);

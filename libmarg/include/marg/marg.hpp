@@ -15,3 +15,4 @@
 #include <marg/numeric/pool.hpp>
 #include <marg/numeric/stream.hpp>
 #include <marg/version.hpp>
+#include <marg/numeric/parallel.hpp>

@@ -9,7 +9,7 @@
 namespace marg::detail::cpu {
 
 /// Splits [0, count) into at most `threads` contiguous chunks and runs
-/// fn(begin, end) for each (see marg::detail::parallel_chunks).
+/// fn(begin, end) for each (see marg::parallel_chunks).
 template <class F>
 void parallel_for(std::int64_t count, int threads, F&& fn) {
   const std::int64_t chunks = std::min<std::int64_t>(std::max(threads, 1), count);

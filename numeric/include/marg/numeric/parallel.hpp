@@ -1,6 +1,7 @@
 /// @file parallel.hpp
-/// @brief Fork-join over host threads, shared by libmarg's layers (internal:
-/// namespace marg::detail, no stability promise).
+/// @brief Fork-join over libmarg's persistent host worker threads: what the
+/// CPU backend and the batched distributions run on, open to programs that
+/// want their own per-row loops on the same threads (examples/sir does).
 #pragma once
 
 #include <algorithm>
@@ -10,8 +11,9 @@
 #include <thread>
 #include <vector>
 
-namespace marg::detail {
+namespace marg {
 
+namespace detail {
 /// Runs call(context, t) for every t in [0, tasks) on the calling thread and
 /// libmarg's persistent worker threads, and returns when all have finished.
 /// @param tasks number of tasks (>= 1)
@@ -20,12 +22,16 @@ namespace marg::detail {
 /// @return false, doing nothing, when another caller is using the workers or
 ///         the caller is a worker itself: the caller then forks its own threads
 bool run_on_workers(int tasks, void (*call)(void*, int), void* context);
+}  // namespace detail
 
 /// Runs fn(c) for every chunk c in [0, chunks) on up to `threads` host
-/// threads, the calling thread included; chunks are taken in order as threads
-/// become free, so what a chunk computes never depends on the thread count.
-/// When chunks throw, the exception of the lowest-numbered one is rethrown
-/// after all chunks finish.
+/// threads (libmarg's persistent workers and the calling thread); chunks are
+/// taken in order as threads become free, so what a chunk computes never
+/// depends on the thread count: cut work into chunks by its size, not by the
+/// number of threads, and results are the same on any machine. When chunks
+/// throw, the exception of the lowest-numbered one is rethrown after all
+/// chunks finish. Safe to call from several host threads and from inside a
+/// chunk (such calls run on threads of their own).
 /// @param chunks number of chunks
 /// @param threads most threads to use (the caller included)
 /// @param fn callable taking the chunk index (std::int64_t)
@@ -50,7 +56,7 @@ void parallel_chunks(std::int64_t chunks, int threads, F&& fn) {
     };
     using task_t = decltype(task);
     const auto call = [](void* t, int i) { (*static_cast<task_t*>(t))(i); };
-    if (!run_on_workers(workers, call, &task)) {
+    if (!detail::run_on_workers(workers, call, &task)) {
       // the workers are busy with another caller: threads of our own
       std::vector<std::thread> own;
       own.reserve(static_cast<std::size_t>(workers - 1));
@@ -63,4 +69,4 @@ void parallel_chunks(std::int64_t chunks, int threads, F&& fn) {
     if (e) std::rethrow_exception(e);
 }
 
-}  // namespace marg::detail
+}  // namespace marg
