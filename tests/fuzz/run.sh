@@ -6,7 +6,9 @@
 # crashing input is left in <build>/artifacts/.
 #
 # usage: tests/fuzz/run.sh [seconds per target, default 60] [build folder, default build-fuzz]
-# env:   MARG_FUZZ_JOBS (build jobs, default 2), MARG_FUZZ_TARGETS (default "numeric distributions")
+# env:   MARG_FUZZ_JOBS (build jobs, default 2), MARG_FUZZ_TARGETS (default "numeric distributions"),
+#        MARG_FUZZ_SEED (libFuzzer's -seed, default 1: a CI run repeats the same
+#        mutations from the same corpus; 0 lets libFuzzer pick one)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 secs=${1:-60}
@@ -42,7 +44,8 @@ for t in $targets; do
   mkdir -p "$build/corpus/$t" "$build/artifacts"
   log=$build/fuzz_$t.log
   start=$(date +%s)
-  if "$build/fuzz_$t" -max_total_time="$secs" -timeout=20 -rss_limit_mb=4096 -max_len=4096 \
+  if "$build/fuzz_$t" -seed="${MARG_FUZZ_SEED:-1}" -max_total_time="$secs" -timeout=20 \
+       -rss_limit_mb=4096 -max_len=4096 \
        -print_final_stats=1 -artifact_prefix="$build/artifacts/$t-" \
        "$build/corpus/$t" "$root/tests/fuzz/corpus/$t" >"$log" 2>&1; then
     result=ok
