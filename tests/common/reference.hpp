@@ -22,6 +22,27 @@ using real = long double;
 /// A contiguous reference vector.
 using rvec = std::vector<real>;
 
+/// The three banded products, as the tests loop over them.
+enum class op { convolve, grad_p, grad_q };
+
+/// Operand lengths: a is the first input (p or g), b the second (q or p).
+struct lengths {
+  std::int64_t a, b, out;
+};
+
+/// @return the operand lengths of o for sizes m, n
+inline lengths lengths_of(op o, std::int64_t m, std::int64_t n) {
+  switch (o) {
+    case op::convolve:
+      return {m, n, m + n - 1};
+    case op::grad_p:
+      return {m + n - 1, n, m};
+    case op::grad_q:
+      return {m + n - 1, m, n};
+  }
+  return {0, 0, 0};
+}
+
 /// @return the per-element relative error bound of the numeric contract for T
 template <class T>
 constexpr double tolerance() {

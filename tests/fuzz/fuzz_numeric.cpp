@@ -20,30 +20,17 @@
 #include <stdexcept>
 #include <vector>
 
+#include "../common/reference.hpp"
 #include "fuzz_common.hpp"
 
 namespace {
 
 using namespace marg::fuzz;
 
-enum class op { convolve, grad_p, grad_q };
-
-struct lengths {
-  std::int64_t a, b, out;
-};
-
-lengths lengths_of(op o, std::int64_t m, std::int64_t n) {
-  switch (o) {
-    case op::convolve:
-      return {m, n, m + n - 1};
-    case op::grad_p:
-      return {m + n - 1, n, m};
-    case op::grad_q:
-      return {m + n - 1, m, n};
-  }
-  return {};
-}
-
+// the products and their operand lengths, shared with the Catch2 suites
+using marg::test::lengths;
+using marg::test::lengths_of;
+using marg::test::op;
 // element i of the product: value and sum of |terms|
 template <class T>
 void reference_at(op o, const std::vector<real>& a, const std::vector<real>& b, std::int64_t i,

@@ -206,9 +206,6 @@ class strided {
   std::vector<char> used_;
 };
 
-/// The three banded products, as the tests loop over them.
-enum class op { convolve, grad_p, grad_q };
-
 /// All products, for loops.
 inline constexpr op all_ops[] = {op::convolve, op::grad_p, op::grad_q};
 
@@ -223,24 +220,6 @@ inline const char* name_of(op o) {
       return "convolve_grad_q";
   }
   return "?";
-}
-
-/// Operand lengths: a is the first input (p or g), b the second (q or p).
-struct lengths {
-  std::int64_t a, b, out;
-};
-
-/// @return the operand lengths of o for sizes m, n
-inline lengths lengths_of(op o, std::int64_t m, std::int64_t n) {
-  switch (o) {
-    case op::convolve:
-      return {m, n, m + n - 1};
-    case op::grad_p:
-      return {m + n - 1, n, m};
-    case op::grad_q:
-      return {m + n - 1, m, n};
-  }
-  return {0, 0, 0};
 }
 
 /// Calls the single-problem product o (with stream_view{} when with_stream).
