@@ -23,19 +23,6 @@ using detail::parallel_rows;
 using detail::product_row;
 using detail::rows_per_chunk;
 
-// checks v[0..n) finite and >= 0 in parallel; throws naming the first bad entry
-template <class T>
-void check_weights(const char* f, const char* name, const T* v, std::int64_t n) {
-  parallel_rows(n, 1 << 16, [&](std::int64_t, std::int64_t i0, std::int64_t i1) {
-    bool ok = true;
-    for (std::int64_t i = i0; i < i1; ++i)
-      ok &= (v[i] >= T(0)) & (v[i] <= std::numeric_limits<T>::max());  // NaN fails both
-    if (!ok)
-      for (std::int64_t i = i0; i < i1; ++i)
-        detail::check_weight(f, name, static_cast<std::size_t>(i), v[i]);
-  });
-}
-
 // checks v[0..n) finite in parallel; throws naming the first bad entry
 template <class T>
 void check_finite(const char* f, const char* name, const T* v, std::int64_t n) {
@@ -180,7 +167,7 @@ pmf_batch<T>::pmf_batch(int batch, int length, std::vector<std::int64_t> lowers,
   for (int b = 0; b < batch; ++b)
     detail::add_checked(f, "lowers[b] + length - 1", lowers[b], length - 1);
   detail::wait_for_stream(values.stream());
-  check_weights(f, "values", values.data(), n);
+  detail::check_weights(f, "values", values.data(), n);
   T* d = values.data();
   parallel_rows(batch, rows_per_chunk(length), [&](std::int64_t, std::int64_t b0, std::int64_t b1) {
     for (std::int64_t b = b0; b < b1; ++b) {
@@ -477,7 +464,8 @@ batch_sum_posterior<T> condition_on_sum(const pmf_batch<T>& x, const pmf_batch<T
   const std::int64_t sq = stride_of_second(f, x, y);
   const int B = x.batch(), m = x.length(), n = y.length();
   const int len = check_over_sums(f, "likelihood", x, y, likelihood);
-  check_weights(f, "likelihood", likelihood.data(), static_cast<std::int64_t>(likelihood.size()));
+  detail::check_weights(f, "likelihood", likelihood.data(),
+                        static_cast<std::int64_t>(likelihood.size()));
   // named references, not a structured binding: the lambda below captures
   // them, which clang before 16 rejects for bindings
   auto rows = gradient_rows(x, y, sq, likelihood.data(), len);

@@ -97,8 +97,8 @@ sum_posterior<T> condition_on_sum(const pmf<T>& x, const pmf<T>& y,
                                   const std::vector<T>& likelihood) {
   const char* f = "marg::condition_on_sum";
   detail::check_over_sum(f, "likelihood", x, y, likelihood);
-  for (std::size_t i = 0; i < likelihood.size(); ++i)
-    detail::check_weight(f, "likelihood", i, likelihood[i]);
+  detail::check_weights(f, "likelihood", likelihood.data(),
+                        static_cast<std::int64_t>(likelihood.size()));
   return condition_soft(x, y, likelihood.data(), 0);
 }
 
@@ -125,8 +125,8 @@ template <class T>
 pmf<T> sum_given_evidence(const pmf<T>& x, const pmf<T>& y, const std::vector<T>& likelihood) {
   const char* f = "marg::sum_given_evidence";
   const int len = detail::check_over_sum(f, "likelihood", x, y, likelihood);
-  for (std::size_t i = 0; i < likelihood.size(); ++i)
-    detail::check_weight(f, "likelihood", i, likelihood[i]);
+  detail::check_weights(f, "likelihood", likelihood.data(),
+                        static_cast<std::int64_t>(likelihood.size()));
   array<T> r(static_cast<std::size_t>(len));
   convolve<T>(static_cast<int>(x.size()), static_cast<int>(y.size()), x.data(), 1, y.data(), 1,
               r.data(), 1);

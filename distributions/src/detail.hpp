@@ -6,6 +6,8 @@
 #include <marg/numeric/array.hpp>
 #include <marg/numeric/error.hpp>
 
+#include "parallel.hpp"
+
 #include <climits>
 #include <cmath>
 #include <cstdint>
@@ -91,6 +93,19 @@ void check_weight(const char* function, const char* name, std::size_t i, T w) {
       std::isfinite(w) && w >= 0,
       bad_real_argument(function, (std::string(name) + "[" + std::to_string(i) + "]").c_str(),
                         static_cast<double>(w), "finite and >= 0"));
+}
+
+/// checks v[0..n) finite and >= 0, in parallel; throws naming the first bad entry
+template <class T>
+void check_weights(const char* f, const char* name, const T* v, std::int64_t n) {
+  parallel_rows(n, 1 << 16, [&](std::int64_t, std::int64_t i0, std::int64_t i1) {
+    bool ok = true;
+    for (std::int64_t i = i0; i < i1; ++i)
+      ok &= (v[i] >= T(0)) & (v[i] <= std::numeric_limits<T>::max());  // NaN fails both
+    if (!ok)
+      for (std::int64_t i = i0; i < i1; ++i)
+        check_weight(f, name, static_cast<std::size_t>(i), v[i]);
+  });
 }
 
 /// a real parameter: finite and within [lo, hi] (open ends when the flags say so)
