@@ -3,7 +3,10 @@
 // 70000), strides 1..3, batches with broadcast (stride 0) operands, device and
 // host pointers. Each output is compared per element with a long double loop;
 // outputs are poisoned (NaN) first. Exit status 1 on any failure.
-// Usage: check_cuda [quick]   (quick: a reduced set for compute-sanitizer)
+// `variants` runs the same sizes once more through every kernel variant
+// forced (launch_variant), so that a variant the dispatch takes only for some
+// shapes is checked on all of them.
+// Usage: check_cuda [quick] [variants]   (quick: a reduced set for compute-sanitizer)
 #include <marg/marg.hpp>
 
 #include <cuda_runtime.h>
@@ -15,16 +18,44 @@
 #include <vector>
 
 #include "bench_common.hpp"
+#include "cuda/launch.hpp"
 
 namespace {
 
 using marg::detail::banded_op;
+using marg::detail::cuda::kernel_variant;
 
 int failures = 0;
+bool forced_variants = false;  // `variants`: also every variant forced
 
+const char* variant_name(kernel_variant v) {
+  switch (v) {
+    case kernel_variant::warp:
+      return "warp";
+    case kernel_variant::small:
+      return "small";
+    case kernel_variant::mid:
+      return "mid";
+    case kernel_variant::large:
+      return "large";
+    case kernel_variant::mma:
+      return "mma";
+  }
+  return "?";
+}
+
+// whether forcing variant v on this correlation is a valid test
 template <class T>
-void one(banded_op op, int m, int n, int inc_a, int inc_b, int inc_out, int batch, bool bcast_b,
-         bool device, std::uint64_t seed) {
+bool forced_ok(kernel_variant v, const marg::detail::cuda::correlation_view<T>& c) {
+  if (v == kernel_variant::mma) return marg::detail::cuda::mma_supports(c);
+  return true;
+}
+
+// one case; `forced` >= 0: that kernel_variant launched directly (device
+// pointers only; returns without counting when the variant does not support it)
+template <class T>
+void one_as(banded_op op, int m, int n, int inc_a, int inc_b, int inc_out, int batch, bool bcast_b,
+            bool device, std::uint64_t seed, int forced) {
   const auto len = marg::detail::lengths_of(op, m, n);
   const std::int64_t sa = len.a * inc_a + 1, sb = bcast_b ? 0 : len.b * inc_b + 2,
                      so = len.out * inc_out + 3;
@@ -43,7 +74,17 @@ void one(banded_op op, int m, int n, int inc_a, int inc_b, int inc_out, int batc
     cudaMemcpy(o, ho.data(), eo * sizeof(T), cudaMemcpyHostToDevice);
   }
   const std::int64_t stb = bcast_b ? 0 : sb;
-  if (op == banded_op::convolve)
+  if (forced >= 0) {
+    const auto v = static_cast<kernel_variant>(forced);
+    const marg::detail::banded_args<T> args{op,    m,   n, a,       inc_a, sa,   b,
+                                            inc_b, stb, o, inc_out, so,    batch};
+    const auto c = marg::detail::cuda::correlation_of(args);
+    if (!forced_ok(v, c)) {
+      cudaFree(a), cudaFree(b), cudaFree(o);
+      return;
+    }
+    marg::detail::cuda::launch_variant(v, c, marg::detail::cuda::tap_split_of(v, c), nullptr);
+  } else if (op == banded_op::convolve)
     marg::convolve_batched(m, n, a, inc_a, sa, b, inc_b, stb, o, inc_out, so, batch);
   else if (op == banded_op::grad_p)
     marg::convolve_grad_p_batched(m, n, a, inc_a, sa, b, inc_b, stb, o, inc_out, so, batch);
@@ -77,11 +118,27 @@ void one(banded_op op, int m, int n, int inc_a, int inc_b, int inc_out, int batc
   if (!ok) ++failures;
   if (!ok || m * std::int64_t{n} * batch > (1 << 26))
     std::printf(
-        "%s %s op=%d m=%d n=%d inc=%d,%d,%d batch=%d bcast=%d dev=%d seed=%llu: "
+        "%s %s %s op=%d m=%d n=%d inc=%d,%d,%d batch=%d bcast=%d dev=%d seed=%llu: "
         "max_rel_err=%.3g neg=%lld clobbered=%lld\n",
-        ok ? "ok  " : "FAIL", sizeof(T) == 4 ? "float " : "double", static_cast<int>(op), m, n,
-        inc_a, inc_b, inc_out, batch, bcast_b, device, (unsigned long long)seed, worst,
-        (long long)negatives, (long long)clobbered);
+        ok ? "ok  " : "FAIL", sizeof(T) == 4 ? "float " : "double",
+        forced < 0 ? "dispatch" : variant_name(static_cast<kernel_variant>(forced)),
+        static_cast<int>(op), m, n, inc_a, inc_b, inc_out, batch, bcast_b, device,
+        (unsigned long long)seed, worst, (long long)negatives, (long long)clobbered);
+}
+
+// through the dispatch, then (`variants`) through every variant forced
+template <class T>
+void one(banded_op op, int m, int n, int inc_a, int inc_b, int inc_out, int batch, bool bcast_b,
+         bool device, std::uint64_t seed) {
+  one_as<T>(op, m, n, inc_a, inc_b, inc_out, batch, bcast_b, device, seed, -1);
+  if (!forced_variants) return;
+  for (const kernel_variant v : {kernel_variant::warp, kernel_variant::small, kernel_variant::mid,
+                                 kernel_variant::large, kernel_variant::mma}) {
+    // the largest problems only through the variants made for them (time)
+    const bool huge = std::int64_t{m} * n * batch > 100000000;
+    if (huge && v != kernel_variant::large && v != kernel_variant::mma) continue;
+    one_as<T>(op, m, n, inc_a, inc_b, inc_out, batch, bcast_b, true, seed, static_cast<int>(v));
+  }
 }
 
 template <class T>
@@ -116,7 +173,18 @@ void sweep(bool quick) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool quick = argc > 1 && std::string(argv[1]) == "quick";
+  bool quick = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "quick")
+      quick = true;
+    else if (arg == "variants")
+      forced_variants = true;
+    else {
+      std::fprintf(stderr, "usage: check_cuda [quick] [variants]\n");
+      return 2;
+    }
+  }
   if (marg::device_count() == 0) {
     std::printf("MARG_SKIP_NO_GPU: no CUDA device\n");
     return 0;

@@ -17,9 +17,43 @@ namespace marg::detail::cuda {
 template <class T>
 void launch_banded(const banded_args<T>& x, cudaStream_t stream);
 
-/// Kernel variants: warp per problem (kernels/warp.cuh) and the tiled direct
-/// kernel with small, mid and large tiles (kernels/tiled.cuh).
-enum class kernel_variant { warp, small, mid, large };
+/// Kernel variants: warp per problem (kernels/warp.cuh), the tiled direct
+/// kernel with small, mid and large tiles (kernels/tiled.cuh) and the
+/// tensor-core kernels (mma: 3xTF32 for float in kernels/mma_tf32.cu, FP64
+/// DMMA for double in kernels/mma_f64.cu).
+enum class kernel_variant { warp, small, mid, large, mma };
+
+/// Whether the tensor-core variant computes `c` exactly (to the type's
+/// accuracy) on this device; launching it on a `c` it does not support is an
+/// error.
+/// @param c the correlation
+/// @return true when launch_variant(kernel_variant::mma, c, ...) may be used
+bool mma_supports(const correlation_view<float>& c);
+/// @copydoc mma_supports(const correlation_view<float>&)
+bool mma_supports(const correlation_view<double>& c);
+
+/// Whether launch_banded takes the tensor-core variant for `c` (measured
+/// faster than the tiled and warp variants for this shape).
+/// @param c the correlation
+/// @return true to dispatch `c` to the mma variant
+bool mma_preferred(const correlation_view<float>& c);
+/// @copydoc mma_preferred(const correlation_view<float>&)
+bool mma_preferred(const correlation_view<double>& c);
+
+/// Blocks sharing the taps of one output tile of the mma variant.
+/// @param c the correlation
+/// @return the split the mma variant uses for `c` (>= 1)
+int mma_split(const correlation_view<float>& c);
+/// @copydoc mma_split(const correlation_view<float>&)
+int mma_split(const correlation_view<double>& c);
+
+/// Launches the tensor-core variant (requires mma_supports(c)).
+/// @param c the correlation
+/// @param split blocks per output tile (see mma_split)
+/// @param stream the stream
+void launch_mma(const correlation_view<float>& c, int split, cudaStream_t stream);
+/// @copydoc launch_mma(const correlation_view<float>&, int, cudaStream_t)
+void launch_mma(const correlation_view<double>& c, int split, cudaStream_t stream);
 
 /// Launches one kernel variant (explicitly instantiated in kernels/variants.cu).
 /// @param v the variant

@@ -95,6 +95,8 @@ int tap_split_of(kernel_variant v, const correlation_view<T>& c) {
       return tap_split<typename tun::mid>(c);
     case kernel_variant::large:
       return tap_split<typename tun::large>(c);
+    case kernel_variant::mma:
+      return mma_split(c);
   }
   return 1;
 }
@@ -104,8 +106,10 @@ void launch_banded(const banded_args<T>& x, cudaStream_t stream) {
   if (x.batch == 0) return;
   using tun = tiled_tunings<T>;
   const correlation_view<T> c = correlation_of(x);
-  if (c.batch >= dispatch_tuning::warp_from_batch && c.lout <= dispatch_tuning::warp_max_out &&
-      c.la <= dispatch_tuning::warp_max_taps) {
+  if (mma_preferred(c)) {
+    launch_variant(kernel_variant::mma, c, mma_split(c), stream);
+  } else if (c.batch >= dispatch_tuning::warp_from_batch &&
+             c.lout <= dispatch_tuning::warp_max_out && c.la <= dispatch_tuning::warp_max_taps) {
     launch_variant(kernel_variant::warp, c, 1, stream);
   } else if ((c.lout >= dispatch_tuning::large_from_out &&
               c.la >= dispatch_tuning::large_from_taps) ||

@@ -19,6 +19,8 @@ void launch_variant(kernel_variant v, const correlation_view<T>& c, int split,
       return launch_tiled<T, typename tun::mid>(c, split, stream);
     case kernel_variant::large:
       return launch_tiled<T, typename tun::large>(c, split, stream);
+    case kernel_variant::mma:
+      return launch_mma(c, split, stream);
   }
 }
 
