@@ -14,6 +14,9 @@
 #include "batch_rows.hpp"
 #include "detail.hpp"
 #include "parallel.hpp"
+#if MARG_WITH_CUDA
+#include "cuda/batch_device.hpp"
+#endif
 
 namespace marg {
 namespace {
@@ -365,6 +368,11 @@ pmf_batch<T> operator-(const pmf_batch<T>& x) {
     lowers[b] = detail::sub_checked(f, "-upper(x)", 0, up);
     detail::sub_checked(f, "-lower(x)", 0, x.lowers()[b]);
   }
+#if MARG_WITH_CUDA
+  if (detail::gpu::active())  // rows stay on the device
+    return pmf_batch<T>(detail::trusted, detail::gpu::reverse_rows_on_device(x.data(), B, L), B, L,
+                        std::move(lowers), x.truncated_masses());
+#endif
   array<T> r(static_cast<std::size_t>(B) * L);
   T* d = r.data();
   parallel_rows(B, rows_per_chunk(L), [&](std::int64_t, std::int64_t b0, std::int64_t b1) {
@@ -572,27 +580,68 @@ batch_joint_draws<T> sample_given_sum_with(const pmf_batch<T>& x, const pmf_batc
   return r;
 }
 
+// sample_given_evidence's rows: the likelihood at `like` (host memory when
+// like_on_host, else pool memory), per-row log scales added when given
 template <class T>
-batch_joint_draws<T> sample_given_evidence_with(const pmf_batch<T>& x, const pmf_batch<T>& y,
-                                                const std::vector<T>& likelihood,
-                                                const std::vector<double>& u) {
-  const char* f = "marg::sample_given_evidence (pmf_batch)";
+batch_joint_draws<T> draws_given_evidence(const char* f, const pmf_batch<T>& x,
+                                          const pmf_batch<T>& y, const T* like, bool like_on_host,
+                                          const std::vector<double>& log_scale,
+                                          const std::vector<double>& u) {
   const std::int64_t sq = stride_of_second(f, x, y);
   const int B = x.batch(), m = x.length(), n = y.length();
-  const int len = check_over_sums(f, "likelihood", x, y, likelihood);
+  const int len = m + n - 1;
   MARG_EXPECTS(u.size() == 2 * static_cast<std::size_t>(B),
                bad_argument(f, "u.size()", static_cast<std::int64_t>(u.size()), "2 * x.batch()"));
-  // the likelihood is checked row by row in the loop below (one pass over it
-  // fewer; the lowest chunk's error wins, so the first bad entry is named)
+  // the log likelihood of row b, the row's scale added in double
+  const auto log_of = [&](std::int64_t b, long double s) {
+    return log_scale.empty()
+               ? static_cast<T>(std::log(s))
+               : static_cast<T>(static_cast<double>(static_cast<T>(std::log(s))) + log_scale[b]);
+  };
   // the law of every row's sum in one batched call
   array<T> z(static_cast<std::size_t>(B) * len);
   convolve_batched<T>(m, n, x.data(), 1, m, y.data(), 1, sq, z.data(), 1, len, B);
-  wait_for_stream(z.stream());
   batch_joint_draws<T> r{std::vector<T>(B), std::vector<std::int64_t>(B, 0),
                          std::vector<std::int64_t>(B, 0)};
+#if MARG_WITH_CUDA
+  if (gpu::active()) {
+    for (std::size_t i = 0; i < u.size(); ++i) check_uniform(f, i, u[i]);
+    const auto rows = gpu::draws_on_device(B, m, n, x.data(), y.data(), sq, z.data(), like,
+                                           like_on_host, u.data());
+    for (int b = 0; b < B; ++b)
+      if (rows[b].status == 2) {  // name the first bad entry of the first bad row
+        const T* lb = like + std::int64_t{b} * len;
+        if (!like_on_host) prepare_host_access(lb, len * sizeof(T), stream_view{});
+        for (int i = 0; i < len; ++i)
+          check_weight(f, "likelihood", static_cast<std::size_t>(std::int64_t{b} * len + i), lb[i]);
+      }
+    parallel_rows(B, 4096, [&](std::int64_t, std::int64_t b0, std::int64_t b1) {
+      for (std::int64_t b = b0; b < b1; ++b) {
+        const gpu::draw_row& d = rows[b];
+        if (d.status != 1) {
+          r.log_likelihood[b] = -std::numeric_limits<T>::infinity();
+          continue;
+        }
+        // as on the host: log of the double sum in long double (scaled rows:
+        // the power of two added back)
+        long double ls = std::log(static_cast<long double>(d.sum));
+        if (d.exponent != 0) ls += d.exponent * 0.693147180559945309417232121458176568L;
+        r.log_likelihood[b] =
+            log_scale.empty()
+                ? static_cast<T>(ls)
+                : static_cast<T>(static_cast<double>(static_cast<T>(ls)) + log_scale[b]);
+        r.first[b] = x.lowers()[b] + d.first;
+        r.second[b] = lower_of(y, b) + d.second;
+      }
+    });
+    return r;
+  }
+#endif
+  (void)like_on_host;
+  wait_for_stream(z.stream());
   parallel_rows(B, rows_per_chunk(len), [&](std::int64_t, std::int64_t b0, std::int64_t b1) {
     for (std::int64_t b = b0; b < b1; ++b) {
-      const T* lb = likelihood.data() + b * len;
+      const T* lb = like + b * len;
       bool ok = true;
       for (int i = 0; i < len; ++i)
         ok &= (lb[i] >= T(0)) & (lb[i] <= std::numeric_limits<T>::max());  // NaN fails both
@@ -611,8 +660,7 @@ batch_joint_draws<T> sample_given_evidence_with(const pmf_batch<T>& x, const pmf
       if (fx > lx || fy > ly) continue;
       // the sum: P(x + y = z) L(z)
       const std::int64_t z0 = fx + fy;
-      const product_row<T> zr{z.data() + b * len + z0, likelihood.data() + b * len + z0, 1,
-                              lx + ly - z0 + 1};
+      const product_row<T> zr{z.data() + b * len + z0, like + b * len + z0, 1, lx + ly - z0 + 1};
       std::int64_t iz = 0;
       const long double s = sum_and_pick(zr, u[2 * b], iz);
       if (!(s > 0)) continue;
@@ -626,12 +674,59 @@ batch_joint_draws<T> sample_given_evidence_with(const pmf_batch<T>& x, const pmf
       const long double sd =
           d.empty() ? 0 : sum_and_pick(diagonal_products(p, q, d), u[2 * b + 1], i);
       if (!(sd > 0)) continue;  // unreachable: z > 0 there means a positive product
-      r.log_likelihood[b] = static_cast<T>(std::log(s));
+      r.log_likelihood[b] = log_of(b, s);
       r.first[b] = xl + d.lo + i;
       r.second[b] = yl + (iz - d.lo - i);
     }
   });
   return r;
+}
+
+template <class T>
+batch_joint_draws<T> sample_given_evidence_with(const pmf_batch<T>& x, const pmf_batch<T>& y,
+                                                const std::vector<T>& likelihood,
+                                                const std::vector<double>& u) {
+  const char* f = "marg::sample_given_evidence (pmf_batch)";
+  stride_of_second(f, x, y);
+  check_over_sums(f, "likelihood", x, y, likelihood);
+  // the likelihood is checked row by row in the row loop (one pass over it
+  // fewer; the lowest chunk's error wins, so the first bad entry is named)
+  return draws_given_evidence(f, x, y, likelihood.data(), true, {}, u);
+}
+
+template <class T>
+batch_joint_draws<T> sample_given_evidence_with(const pmf_batch<T>& x, const pmf_batch<T>& y,
+                                                const batch_evidence<T>& evidence,
+                                                const std::vector<double>& u) {
+  const char* f = "marg::sample_given_evidence (pmf_batch, batch_evidence)";
+  stride_of_second(f, x, y);
+  const int len = detail::length_checked(f, "length(x) + length(y) - 1",
+                                         std::int64_t{x.length()} + y.length() - 1);
+  MARG_EXPECTS(evidence.batch == x.batch(),
+               bad_argument(f, "evidence.batch", evidence.batch,
+                            ("x.batch() = " + std::to_string(x.batch())).c_str()));
+  MARG_EXPECTS(evidence.length == len,
+               bad_argument(f, "evidence.length", evidence.length,
+                            ("length(x) + length(y) - 1 = " + std::to_string(len)).c_str()));
+  MARG_EXPECTS(
+      evidence.values.size() == static_cast<std::size_t>(x.batch()) * len,
+      bad_argument(f, "evidence.values.size()", static_cast<std::int64_t>(evidence.values.size()),
+                   "evidence.batch * evidence.length"));
+  MARG_EXPECTS(
+      evidence.log_scale.empty() ||
+          evidence.log_scale.size() == static_cast<std::size_t>(x.batch()),
+      bad_argument(f, "evidence.log_scale.size()",
+                   static_cast<std::int64_t>(evidence.log_scale.size()), "0 or evidence.batch"));
+  for (std::size_t b = 0; b < evidence.log_scale.size(); ++b)
+    MARG_EXPECTS(!std::isnan(evidence.log_scale[b]) && evidence.log_scale[b] < INFINITY,
+                 bad_real_argument(f, ("evidence.log_scale[" + std::to_string(b) + "]").c_str(),
+                                   evidence.log_scale[b], "not NaN and < +inf"));
+  const T* like = evidence.values.data();
+#if MARG_WITH_CUDA
+  if (!gpu::active())
+    prepare_host_access(like, evidence.values.size() * sizeof(T), evidence.values.stream());
+#endif
+  return draws_given_evidence(f, x, y, like, false, evidence.log_scale, u);
 }
 
 }  // namespace detail
@@ -657,6 +752,9 @@ template class pmf_batch<double>;
       const std::vector<double>&);                                                              \
   template batch_joint_draws<T> detail::sample_given_evidence_with<T>(                          \
       const pmf_batch<T>&, const pmf_batch<T>&, const std::vector<T>&,                          \
+      const std::vector<double>&);                                                              \
+  template batch_joint_draws<T> detail::sample_given_evidence_with<T>(                          \
+      const pmf_batch<T>&, const pmf_batch<T>&, const batch_evidence<T>&,                       \
       const std::vector<double>&);
 MARG_INSTANTIATE_BATCH(float)
 MARG_INSTANTIATE_BATCH(double)

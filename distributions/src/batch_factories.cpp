@@ -4,11 +4,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "batch_rows.hpp"
 #include "detail.hpp"
 #include "parallel.hpp"
+#if MARG_WITH_CUDA
+#include "cuda/batch_device.hpp"
+#endif
 
 namespace marg {
 namespace {
@@ -92,6 +96,22 @@ pmf_batch<T> binomial_batch(const std::vector<std::int64_t>& ns, const std::vect
                                     ("ns.size() = " + std::to_string(ns.size())).c_str()));
   detail::check_real(f, "tail", tail, 0, 1, true, true, "in (0, 1)");
   const auto B = static_cast<std::int64_t>(ns.size());
+#if MARG_WITH_CUDA
+  if (detail::gpu::active()) {  // checked here, built on the device (the same values)
+    for (std::int64_t b = 0; b < B; ++b) {
+      MARG_EXPECTS(ns[b] >= 0 && ns[b] < INT_MAX,
+                   detail::bad_argument(f, ("ns[" + std::to_string(b) + "]").c_str(), ns[b],
+                                        "in 0..INT_MAX-1"));
+      if (!(ps[b] >= 0 && ps[b] <= 1))
+        detail::check_real(f, ("ps[" + std::to_string(b) + "]").c_str(), ps[b], 0, 1, false, false,
+                           "in [0, 1]");
+    }
+    auto r =
+        detail::gpu::binomial_rows_on_device<T>(ns.data(), ps.data(), static_cast<int>(B), tail, f);
+    return pmf_batch<T>(detail::trusted, std::move(r.values), static_cast<int>(B), r.length,
+                        std::move(r.lowers), std::move(r.truncated));
+  }
+#endif
   // pass 1: each row checked, then its window; its values (up from the mode,
   // then down) in its chunk's scratch. A bad row throws in its chunk; the
   // lowest chunk's error wins, so the first bad row is named, as in a serial
@@ -155,6 +175,135 @@ pmf_batch<T> binomial_batch(const std::vector<std::int64_t>& ns, const std::vect
   return pmf_batch<T>(detail::trusted, std::move(a), static_cast<int>(B), L, std::move(lowers),
                       std::move(truncated));
 }
+
+namespace {
+
+// one value per row, or one for all rows
+template <class V>
+const V& row_value(const std::vector<V>& v, std::int64_t b) {
+  return v[v.size() == 1 ? 0 : static_cast<std::size_t>(b)];
+}
+
+template <class V>
+void check_per_row(const char* f, const char* name, const std::vector<V>& v, int B) {
+  MARG_EXPECTS(v.size() == static_cast<std::size_t>(B) || v.size() == 1,
+               detail::bad_argument(f, (std::string(name) + ".size()").c_str(),
+                                    static_cast<std::int64_t>(v.size()),
+                                    ("x.batch() = " + std::to_string(B) + " or 1").c_str()));
+}
+
+/// Row b of binomial_count_evidence over N = base .. base + len - 1 (L zeroed
+/// by the caller); returns the log of the value the row was divided by. The
+/// device kernel (cuda/batch_device.cu) does the same arithmetic.
+template <class T>
+double count_evidence_row(std::int64_t base, int len, std::int64_t y, double rho,
+                          std::int64_t n_max, T* L) {
+  const double none = -std::numeric_limits<double>::infinity();
+  const std::int64_t lo = std::max(base, y), hi = std::min(base + (len - 1), n_max);
+  if (lo > hi) return none;
+  if (rho == 0) {  // nothing is reported: L = 1 where y = 0
+    if (y != 0) return none;
+    std::fill(L + (lo - base), L + (hi - base) + 1, T(1));
+    return 0;
+  }
+  const double q = 1 - rho;
+  if (q <= 0) {  // every count is reported
+    if (y < lo || y > hi) return none;
+    L[y - base] = T(1);
+    return 0;
+  }
+  // L increases while N + 1 < y / rho
+  const double top = std::ceil(static_cast<double>(y) / rho - 1);
+  const std::int64_t mode = top <= static_cast<double>(lo)   ? lo
+                            : top >= static_cast<double>(hi) ? hi
+                                                             : static_cast<std::int64_t>(top);
+  L[mode - base] = T(1);
+  double v = 1;
+  for (std::int64_t i = mode; i < hi && v > 0; ++i) {
+    v *= static_cast<double>(i + 1) / static_cast<double>(i + 1 - y) * q;
+    L[i + 1 - base] = static_cast<T>(v);
+  }
+  v = 1;
+  for (std::int64_t i = mode; i > lo && v > 0; --i) {
+    v *= static_cast<double>(i - y) / static_cast<double>(i) / q;
+    L[i - 1 - base] = static_cast<T>(v);
+  }
+  // lgamma_r: lgamma's sign global is shared between threads
+  int sign = 0;
+  const double md = static_cast<double>(mode), yd = static_cast<double>(y);
+  return lgamma_r(md + 1, &sign) - lgamma_r(yd + 1, &sign) - lgamma_r(md - yd + 1, &sign) +
+         yd * std::log(rho) + (md - yd) * std::log1p(-rho);
+}
+
+}  // namespace
+
+template <class T>
+batch_evidence<T> binomial_count_evidence(const pmf_batch<T>& x, const pmf_batch<T>& y,
+                                          const std::vector<std::int64_t>& offsets,
+                                          const std::vector<std::int64_t>& observed,
+                                          const std::vector<double>& rhos, std::int64_t n_max) {
+  const char* f = "marg::binomial_count_evidence";
+  const int B = x.batch();
+  MARG_EXPECTS(B >= 1, std::string(f) + ": x is an empty batch");
+  MARG_EXPECTS(y.batch() == B || y.batch() == 1,
+               detail::bad_argument(f, "y.batch()", y.batch(),
+                                    ("x.batch() = " + std::to_string(B) + " or 1").c_str()));
+  check_per_row(f, "offsets", offsets, B);
+  check_per_row(f, "observed", observed, B);
+  check_per_row(f, "rhos", rhos, B);
+  MARG_EXPECTS(n_max >= 0, detail::bad_argument(f, "n_max", n_max, ">= 0"));
+  for (std::size_t b = 0; b < observed.size(); ++b)
+    MARG_EXPECTS(observed[b] >= 0,
+                 detail::bad_argument(f, ("observed[" + std::to_string(b) + "]").c_str(),
+                                      observed[b], ">= 0"));
+  for (std::size_t b = 0; b < rhos.size(); ++b)
+    if (!(rhos[b] >= 0 && rhos[b] <= 1))
+      detail::check_real(f, ("rhos[" + std::to_string(b) + "]").c_str(), rhos[b], 0, 1, false,
+                         false, "in [0, 1]");
+  const int len = detail::length_checked(f, "length(x) + length(y) - 1",
+                                         std::int64_t{x.length()} + y.length() - 1);
+  // N at index 0 of each row; the row's last N must not overflow either
+  std::vector<std::int64_t> base(static_cast<std::size_t>(B));
+  for (int b = 0; b < B; ++b) {
+    const std::int64_t yl = y.lowers()[y.batch() == 1 ? 0 : b];
+    const std::int64_t s = detail::add_checked(f, "lower(x) + lower(y)", x.lowers()[b], yl);
+    base[b] = detail::add_checked(f, "offsets[b] + lower(x) + lower(y)", row_value(offsets, b), s);
+    detail::add_checked(f, "the largest N of a row", base[b], len - 1);
+  }
+  batch_evidence<T> e;
+  e.batch = B;
+  e.length = len;
+#if MARG_WITH_CUDA
+  if (detail::gpu::active()) {
+    std::vector<std::int64_t> obs(static_cast<std::size_t>(B));
+    std::vector<double> rho(static_cast<std::size_t>(B));
+    for (int b = 0; b < B; ++b) obs[b] = row_value(observed, b), rho[b] = row_value(rhos, b);
+    e.values = detail::gpu::count_evidence_on_device<T>(B, len, base.data(), obs.data(), rho.data(),
+                                                        n_max, e.log_scale);
+    return e;
+  }
+#endif
+  e.values = array<T>(static_cast<std::size_t>(B) * len);
+  e.log_scale.resize(static_cast<std::size_t>(B));
+  T* d = e.values.data();
+  detail::parallel_rows(B, detail::rows_per_chunk(len),
+                        [&](std::int64_t, std::int64_t b0, std::int64_t b1) {
+                          for (std::int64_t b = b0; b < b1; ++b) {
+                            T* L = d + b * len;
+                            std::fill(L, L + len, T(0));
+                            e.log_scale[b] = count_evidence_row(
+                                base[b], len, row_value(observed, b), row_value(rhos, b), n_max, L);
+                          }
+                        });
+  return e;
+}
+
+template batch_evidence<float> binomial_count_evidence<float>(
+    const pmf_batch<float>&, const pmf_batch<float>&, const std::vector<std::int64_t>&,
+    const std::vector<std::int64_t>&, const std::vector<double>&, std::int64_t);
+template batch_evidence<double> binomial_count_evidence<double>(
+    const pmf_batch<double>&, const pmf_batch<double>&, const std::vector<std::int64_t>&,
+    const std::vector<std::int64_t>&, const std::vector<double>&, std::int64_t);
 
 template pmf_batch<float> binomial_batch<float>(const std::vector<std::int64_t>&,
                                                 const std::vector<double>&, double);

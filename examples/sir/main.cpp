@@ -475,41 +475,6 @@ struct progress {
   }
 };
 
-// Row of the observation likelihood L(i_t) = P(y | i_t) = C(i_t, y) rho^y (1-rho)^(i_t-y)
-// over i_t = base .. base+len-1, divided by its largest value; returns log of that value
-// (-inf when the row is all zero). Built outward from the mode by the ratio
-// L(i+1)/L(i) = (i+1)/(i+1-y) (1-rho): one log per row instead of one exp per entry.
-template <class T>
-double likelihood_row(std::int64_t base, int len, std::int64_t y, double rho,
-                      std::int64_t population, const log_factorials& lf, T* L) {
-  std::fill(L, L + len, T(0));
-  // the padded support reaches past y..N where the likelihood or the prior mass is 0
-  const std::int64_t lo = std::max(base, y), hi = std::min(base + len - 1, population);
-  if (lo > hi) return -std::numeric_limits<double>::infinity();
-  const double q = 1 - rho;
-  if (q <= 0) {  // every infected is reported
-    if (y < lo || y > hi) return -std::numeric_limits<double>::infinity();
-    L[y - base] = T(1);
-    return 0;
-  }
-  // L increases while i + 1 < y / rho
-  const auto mode = std::clamp<std::int64_t>(
-      static_cast<std::int64_t>(std::ceil(static_cast<double>(y) / rho - 1)), lo, hi);
-  L[mode - base] = T(1);
-  double v = 1;
-  for (std::int64_t i = mode; i < hi && v > 0; ++i) {
-    v *= static_cast<double>(i + 1) / static_cast<double>(i + 1 - y) * q;
-    L[i + 1 - base] = static_cast<T>(v);
-  }
-  v = 1;
-  for (std::int64_t i = mode; i > lo && v > 0; --i) {
-    v *= static_cast<double>(i - y) / static_cast<double>(i) / q;
-    L[i - 1 - base] = static_cast<T>(v);
-  }
-  return lf.choose(mode, y) + static_cast<double>(y) * std::log(rho) +
-         static_cast<double>(mode - y) * std::log1p(-rho);
-}
-
 // The particles in at most `groups` sets of similar support width, each set
 // to be padded only to its own longest row (the batched operations pad every
 // row to the longest of the batch). A counting sort on the summed standard
@@ -539,8 +504,7 @@ std::vector<std::vector<int>> group_by_width(const std::vector<double>& width, i
 template <class T>
 void step_group(const std::vector<int>& members, std::vector<state>& xs,
                 const std::vector<params>& th, std::int64_t population, std::int64_t y,
-                const log_factorials& lf, std::vector<double>& logw_inc, std::vector<T>& like,
-                rng& g) {
+                std::vector<double>& logw_inc, rng& g) {
   const int B = static_cast<int>(members.size());
   std::vector<std::int64_t> n_inf(B), n_rec(B);
   std::vector<double> p_inf(B), p_rec(B);
@@ -553,34 +517,24 @@ void step_group(const std::vector<int>& members, std::vector<state>& xs,
   });
   const auto X = marg::binomial_batch<T>(n_inf, p_inf, binomial_tail);
   const auto negY = -marg::binomial_batch<T>(n_rec, p_rec, binomial_tail);
-  const int len = X.length() + negY.length() - 1;
   stage_times.lap(binomials);
 
-  // L_b over the padded support of X + (-Y), scaled by its row maximum; `like`
-  // is the caller's buffer, reused (every entry is written here, in parallel:
-  // no serial zero fill of a fresh vector per group)
-  const std::size_t size = static_cast<std::size_t>(B) * len;
-  if (like.capacity() < size) {
-    like = std::vector<T>();  // a growth would copy the old values
-    like.reserve(size);
-  }
-  like.resize(size);
-  std::vector<double> scale(B);
+  // L_b(i_t) = P(y | i_t, rho_b) over i_t = i_{t-1} + (the support of X + (-Y)),
+  // 0 above the population, each row scaled by its largest value (the scale
+  // is added back into the log likelihood): built where the rows live (on
+  // the GPU with the CUDA backend)
+  std::vector<std::int64_t> offset(B);
+  std::vector<double> rho(B);
   for_ranges(B, [&](int j0, int j1) {
-    for (int j = j0; j < j1; ++j) {
-      const int b = members[j];
-      const std::int64_t base = xs[b].i + X.lowers()[j] + negY.lowers()[j];  // i_t at index 0
-      scale[j] = likelihood_row(base, len, y, th[b].rho, population, lf,
-                                like.data() + static_cast<std::size_t>(j) * len);
-    }
+    for (int j = j0; j < j1; ++j) offset[j] = xs[members[j]].i, rho[j] = th[members[j]].rho;
   });
-
+  const auto like = marg::binomial_count_evidence(X, negY, offset, {y}, rho, population);
   stage_times.lap(likelihoods);
   const auto draw = marg::sample_given_evidence(X, negY, like, g);
   for_ranges(B, [&](int j0, int j1) {
     for (int j = j0; j < j1; ++j) {
       const int b = members[j];
-      logw_inc[b] = static_cast<double>(draw.log_likelihood[j]) + scale[j];
+      logw_inc[b] = static_cast<double>(draw.log_likelihood[j]);
       if (!std::isfinite(logw_inc[b])) {
         logw_inc[b] = -std::numeric_limits<double>::infinity();
         continue;  // weight 0 from now on; the state is never read again
@@ -598,9 +552,8 @@ void step_group(const std::vector<int>& members, std::vector<state>& xs,
 // number of sets).
 template <class T>
 void step_marginalized(std::vector<state>& xs, const std::vector<params>& th,
-                       std::int64_t population, std::int64_t y, const log_factorials& lf,
-                       std::vector<double>& logw_inc, std::vector<T>& like, int groups_wanted,
-                       rng& g) {
+                       std::int64_t population, std::int64_t y, std::vector<double>& logw_inc,
+                       int groups_wanted, rng& g) {
   const int B = static_cast<int>(xs.size());
   const int groups =
       std::min(groups_wanted > 0 ? groups_wanted : std::clamp(B / 4096, 1, 8), std::max(B, 1));
@@ -614,7 +567,7 @@ void step_marginalized(std::vector<state>& xs, const std::vector<params>& th,
       }
     });
   for (const auto& members : group_by_width(width, groups))
-    step_group<T>(members, xs, th, population, y, lf, logw_inc, like, g);
+    step_group<T>(members, xs, th, population, y, logw_inc, g);
 }
 
 // One day of the plain bootstrap filter: Δi, Δr sampled, weight P(y | i_t).
@@ -646,12 +599,11 @@ result run_filter(const options& o, const std::vector<std::int64_t>& ys, std::ui
   std::vector<double> logw(B, 0.0), inc(B);
   std::vector<path_stats> paths(B);
   histories hist(B, ys.size());
-  // the resampling targets and the likelihood rows: allocated once, reused
+  // the resampling targets: allocated once, reused
   std::vector<state> xs2(B);
   std::vector<params> th2(B);
   std::vector<path_stats> paths2(B);
   histories hist2(B, ys.size());
-  std::vector<T> like;
   result res;
   progress bar(show_progress);
   stage_times = stage_clock();
@@ -661,7 +613,7 @@ result run_filter(const options& o, const std::vector<std::int64_t>& ys, std::ui
         B, [&](int b0, int b1) { std::copy(xs.begin() + b0, xs.begin() + b1, prev.begin() + b0); });
     stage_times.lap(bookkeeping);
     if (o.marginalize)
-      step_marginalized<T>(xs, th, o.population, ys[t], lf, inc, like, o.groups, g);
+      step_marginalized<T>(xs, th, o.population, ys[t], inc, o.groups, g);
     else
       step_sampled(xs, th, o.population, ys[t], lf, inc, g), stage_times.lap(draws);
     // log p(y_t | y_1..t-1) ≈ log sum_b W_b w_b with W the normalized previous weights

@@ -272,6 +272,45 @@ struct batch_joint_draws {
   std::vector<std::int64_t> second;  ///< the draw of y_b (0 where impossible)
 };
 
+/// Soft evidence over the sums of two batches, kept in pool memory (on the
+/// device when the CUDA backend is current), each row divided by a scale
+/// whose log is kept: the form sample_given_evidence reads without a host copy.
+template <class T = double>
+struct batch_evidence {
+  int batch = 0;   ///< rows (x.batch() of the batches it was made for)
+  int length = 0;  ///< values per row: x.length() + y.length() - 1
+  /// row-major batch x length, finite and >= 0: row b holds L_b(x.lower(b) + y.lower(b) + i)
+  /// divided by exp(log_scale[b])
+  array<T> values;
+  /// per row, the log of the factor the row was divided by (empty: all 0); -inf marks a row
+  /// that is zero everywhere (the evidence is impossible there)
+  std::vector<double> log_scale;
+};
+
+/// Evidence from a binomially thinned count, the observation model of
+/// under-reported counts (an epidemic's cases, an N-mixture model's
+/// detections): with N_b = offsets[b] + z for z on the padded support of
+/// x_b + y_b, row b holds L_b(z) = P(Y_b = observed[b]) for Y_b ~ Binomial(N_b, rhos[b]),
+/// 0 where N_b < observed[b] or N_b > n_max. Each row is built outward from
+/// its largest value by the ratio L(N+1)/L(N) = (N+1)/(N+1-y) (1-rho) in
+/// double, divided by that value (log_scale holds its log, from lgamma: so
+/// the values stay representable for any count). On the CUDA backend the rows
+/// are built on the device (one thread per row, the same values bit for bit)
+/// and never copied to the host.
+/// @param x batch
+/// @param y batch of x.batch() rows, or 1 row shared by every row
+/// @param offsets per row (x.batch() values, or 1 for all): N at sum 0
+/// @param observed the observed count per row (x.batch() values, or 1 for all), each >= 0
+/// @param rhos the reporting probability per row (x.batch() values, or 1 for all), in [0, 1]
+/// @param n_max the largest possible N (e.g. a population size), >= 0
+/// @return the evidence rows; marg::invalid_argument naming the argument and value on bad input
+template <class T>
+batch_evidence<T> binomial_count_evidence(const pmf_batch<T>& x, const pmf_batch<T>& y,
+                                          const std::vector<std::int64_t>& offsets,
+                                          const std::vector<std::int64_t>& observed,
+                                          const std::vector<double>& rhos,
+                                          std::int64_t n_max = INT64_MAX);
+
 namespace detail {
 /// sample_given_sum with the uniforms given: u[2b] picks x_b on the diagonal
 /// (u[2b + 1] is unused, kept so both samplers read two uniforms per row).
@@ -294,6 +333,16 @@ batch_joint_draws<T> sample_given_sum_with(const pmf_batch<T>& x, const pmf_batc
 template <class T>
 batch_joint_draws<T> sample_given_evidence_with(const pmf_batch<T>& x, const pmf_batch<T>& y,
                                                 const std::vector<T>& likelihood,
+                                                const std::vector<double>& u);
+/// sample_given_evidence (batch_evidence form) with the uniforms given.
+/// @param x batch
+/// @param y batch (x.batch() rows or 1)
+/// @param evidence as for sample_given_evidence
+/// @param u 2 * x.batch() uniforms in [0, 1)
+/// @return the draws
+template <class T>
+batch_joint_draws<T> sample_given_evidence_with(const pmf_batch<T>& x, const pmf_batch<T>& y,
+                                                const batch_evidence<T>& evidence,
                                                 const std::vector<double>& u);
 }  // namespace detail
 
@@ -330,6 +379,33 @@ batch_joint_draws<T> sample_given_evidence(const pmf_batch<T>& x, const pmf_batc
   std::vector<double> u(2 * static_cast<std::size_t>(x.batch()));
   for (auto& v : u) v = std::generate_canonical<double, 53>(g);
   return detail::sample_given_evidence_with(x, y, likelihood, u);
+}
+
+/// sample_given_evidence with the evidence in pool memory (e.g. from
+/// binomial_count_evidence, or rows a caller's kernels wrote): on the CUDA
+/// backend nothing of it crosses to the host. log_likelihood includes the
+/// rows' log_scale: log sum_z P(x_b + y_b = z) L_b(z) + log_scale[b], summed in
+/// double and rounded to T.
+///
+/// On the CUDA backend the rows run on the device, one warp per row: rows the
+/// host sums in double (all but those where a product of nonzero factors falls
+/// below DBL_MIN or the sum overflows) give the host's sums and draws bit for
+/// bit; on the others, where the host turns to long double, the device sums
+/// the factors scaled by powers of two in double (53-bit rounding instead of
+/// 64, products below 2^-1022 of the largest factors' product dropped), so
+/// the log likelihood agrees to about 1e-15 relative and a draw can differ
+/// only where a uniform falls within that rounding of a boundary.
+/// @param x batch
+/// @param y batch of x.batch() rows, or 1 row shared by every row
+/// @param evidence x.batch() rows of length x.length() + y.length() - 1
+/// @param g a uniform random bit generator (2 * x.batch() uniforms, taken in row order)
+/// @return per-row log likelihoods and draws; identical for any thread count
+template <class T, class URBG>
+batch_joint_draws<T> sample_given_evidence(const pmf_batch<T>& x, const pmf_batch<T>& y,
+                                           const batch_evidence<T>& evidence, URBG& g) {
+  std::vector<double> u(2 * static_cast<std::size_t>(x.batch()));
+  for (auto& v : u) v = std::generate_canonical<double, 53>(g);
+  return detail::sample_given_evidence_with(x, y, evidence, u);
 }
 
 extern template class pmf_batch<float>;

@@ -1,0 +1,298 @@
+// The batched distributions' device paths (binomial_batch, negation,
+// binomial_count_evidence, sample_given_evidence on the CUDA backend) against
+// the host path with the same inputs and uniforms, and binomial_count_evidence
+// against a long double reference on every backend.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "dist_fixture.hpp"
+
+namespace {
+
+using marg::test::real;
+using marg::test::rng;
+
+template <class T>
+std::vector<T> values_of(const marg::pmf_batch<T>& x) {
+  return std::vector<T>(x.data(), x.data() + std::int64_t{x.batch()} * x.length());
+}
+
+template <class T>
+std::vector<T> host_values(const marg::array<T>& a) {
+  return a.to_vector();
+}
+
+// B rows of binomials with n in 0..nmax and p drawn to include 0, 1 and extremes
+std::pair<std::vector<std::int64_t>, std::vector<double>> binomial_params(rng& g, int B, int nmax) {
+  std::vector<std::int64_t> ns(B);
+  std::vector<double> ps(B);
+  std::uniform_int_distribution<int> n(0, nmax), kind(0, 9);
+  std::uniform_real_distribution<double> u(0, 1);
+  for (int b = 0; b < B; ++b) {
+    ns[b] = n(g);
+    const int k = kind(g);
+    ps[b] = k == 0 ? 0.0 : k == 1 ? 1.0 : k == 2 ? 1e-6 * u(g) : k == 3 ? 1 - 1e-9 * u(g) : u(g);
+  }
+  return {ns, ps};
+}
+
+// the reference: P(Y = y | N), Y ~ Binomial(N, rho), in long double
+real ref_count_likelihood(std::int64_t N, std::int64_t y, real rho) {
+  if (N < y || N < 0) return 0;
+  if (rho == 0) return y == 0 ? 1 : 0;
+  if (rho == 1) return N == y ? 1 : 0;
+  const real lc = std::lgamma(static_cast<real>(N) + 1) - std::lgamma(static_cast<real>(y) + 1) -
+                  std::lgamma(static_cast<real>(N - y) + 1);
+  return std::exp(lc + y * std::log(rho) + (N - y) * std::log1p(-rho));
+}
+
+template <class T>
+marg::pmf_batch<T> small_binomials(rng& g, int B, int nmax) {
+  const auto [ns, ps] = binomial_params(g, B, nmax);
+  return marg::binomial_batch<T>(ns, ps, 1e-17);
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("batch device: binomial_count_evidence against long double", "[distributions]",
+                   MARG_DIST_CONFIGS) {
+  using T = typename TestType::T;
+  MARG_RANDOM_CASE(TestType);
+  for (const int B : {1, 7, 61}) {
+    CAPTURE(B);
+    const auto x = small_binomials<T>(g, B, 120);
+    const auto y = -small_binomials<T>(g, B, 40);
+    std::vector<std::int64_t> offsets(B), observed(B);
+    std::vector<double> rhos(B);
+    std::uniform_int_distribution<int> off(0, 60), obs(0, 80), kind(0, 7);
+    std::uniform_real_distribution<double> u(0.01, 0.99);
+    for (int b = 0; b < B; ++b) {
+      offsets[b] = off(g) + 40, observed[b] = obs(g);
+      const int k = kind(g);
+      rhos[b] = k == 0 ? 0.0 : k == 1 ? 1.0 : u(g);
+    }
+    const std::int64_t n_max = 150;
+    const auto e = marg::binomial_count_evidence(x, y, offsets, observed, rhos, n_max);
+    REQUIRE(e.batch == B);
+    REQUIRE(e.length == x.length() + y.length() - 1);
+    const auto v = host_values(e.values);
+    for (int b = 0; b < B; ++b) {
+      CAPTURE(b, offsets[b], observed[b], rhos[b]);
+      const std::int64_t base = offsets[b] + x.lowers()[b] + y.lowers()[b];
+      for (int i = 0; i < e.length; ++i) {
+        const std::int64_t N = base + i;
+        const real ref = N > n_max ? 0 : ref_count_likelihood(N, observed[b], rhos[b]);
+        const real got = v[std::int64_t{b} * e.length + i];
+        CAPTURE(i, N, static_cast<double>(ref), static_cast<double>(got));
+        if (std::isinf(e.log_scale[b])) {  // an impossible row: all zero
+          CHECK(got == 0);
+          CHECK(ref == 0);
+          continue;
+        }
+        CHECK((ref != 0 || got == 0));
+        // the scaled reference; below T's normal range the absolute error of a subnormal
+        const real want = ref / std::exp(static_cast<real>(e.log_scale[b]));
+        const real tolerance = std::is_same_v<T, float> ? 1e-5 : 1e-10;
+        CHECK(std::fabs(got - want) <= tolerance * want + 2 * std::numeric_limits<T>::min());
+      }
+    }
+  }
+}
+
+TEMPLATE_TEST_CASE("batch device: sample_given_evidence on a batch_evidence equals the vector form",
+                   "[distributions]", MARG_DIST_CONFIGS) {
+  using T = typename TestType::T;
+  MARG_RANDOM_CASE(TestType);
+  const int B = 53;
+  const auto x = small_binomials<T>(g, B, 90);
+  const auto y = -small_binomials<T>(g, B, 30);
+  std::vector<std::int64_t> offsets(B);
+  std::vector<double> rhos(B);
+  std::uniform_real_distribution<double> u01(0.05, 0.95);
+  for (int b = 0; b < B; ++b) offsets[b] = 30 + b % 17, rhos[b] = u01(g);
+  const auto e = marg::binomial_count_evidence(x, y, offsets, {25}, rhos, 200);
+  std::vector<double> u(2 * B);
+  for (auto& v : u) v = std::generate_canonical<double, 53>(g);
+  const auto a = marg::detail::sample_given_evidence_with(x, y, e, u);
+  const auto b = marg::detail::sample_given_evidence_with(x, y, host_values(e.values), u);
+  for (int r = 0; r < B; ++r) {
+    CAPTURE(r, u[2 * r], u[2 * r + 1]);
+    CHECK(a.first[r] == b.first[r]);
+    CHECK(a.second[r] == b.second[r]);
+    if (std::isinf(b.log_likelihood[r])) {
+      CHECK(std::isinf(a.log_likelihood[r]));
+      continue;
+    }
+    const double want = static_cast<double>(b.log_likelihood[r]) + e.log_scale[r];
+    CHECK(a.log_likelihood[r] == static_cast<T>(want));
+  }
+  // errors name the argument and its value
+  marg::batch_evidence<T> bad;
+  bad.batch = B + 1;
+  CHECK_THROWS_WITH(marg::detail::sample_given_evidence_with(x, y, bad, u),
+                    Catch::Contains("evidence.batch") && Catch::Contains(std::to_string(B + 1)));
+  CHECK_THROWS_WITH(marg::binomial_count_evidence(x, y, offsets, {25}, {1.5}, 200),
+                    Catch::Contains("rhos[0]") && Catch::Contains("1.5"));
+  CHECK_THROWS_WITH(marg::binomial_count_evidence(x, y, offsets, {-3}, rhos, 200),
+                    Catch::Contains("observed[0]") && Catch::Contains("-3"));
+  CHECK_THROWS_WITH(marg::binomial_count_evidence(x, y, {1, 2}, {3}, rhos, 200),
+                    Catch::Contains("offsets.size()") && Catch::Contains("2"));
+}
+
+// ---------------------------------------------------------------- device against host
+
+namespace {
+
+template <class T, class F>
+auto on(marg::backend b, F&& f) {
+  marg::test::backend_guard guard(b);
+  return f();
+}
+
+#define MARG_NEED_GPU()                                    \
+  if (marg::device_count() == 0) {                         \
+    WARN("MARG_SKIP_NO_GPU: no CUDA device on this host"); \
+    return;                                                \
+  }
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("batch device: binomial_batch and negation bit for bit as on the host",
+                   "[distributions][cuda]", float, double) {
+  using T = TestType;
+  MARG_NEED_GPU();
+  const auto seed = marg::test::test_seed();
+  CAPTURE(seed);
+  rng g(seed);
+  for (const int B : {1, 2, 31, 257, 5003}) {
+    for (const int nmax : {0, 3, 700, 100000}) {
+      CAPTURE(B, nmax);
+      const auto [ns, ps] = binomial_params(g, B, nmax);
+      const double tail = B % 2 ? 1e-17 : 1e-6;
+      const auto h =
+          on<T>(marg::backend::cpu, [&] { return marg::binomial_batch<T>(ns, ps, tail); });
+      const auto d =
+          on<T>(marg::backend::cuda, [&] { return marg::binomial_batch<T>(ns, ps, tail); });
+      REQUIRE(d.length() == h.length());
+      CHECK(d.lowers() == h.lowers());
+      CHECK(d.truncated_masses() == h.truncated_masses());
+      const auto hv = values_of(h), dv = values_of(d);
+      std::int64_t mismatches = 0, first = -1;
+      for (std::size_t i = 0; i < hv.size(); ++i)
+        if (!(hv[i] == dv[i]) && mismatches++ == 0) first = static_cast<std::int64_t>(i);
+      CAPTURE(first);
+      CHECK(mismatches == 0);
+      const auto hn = on<T>(marg::backend::cpu, [&] { return -h; });
+      const auto dn = on<T>(marg::backend::cuda, [&] { return -d; });
+      CHECK(dn.lowers() == hn.lowers());
+      CHECK(values_of(dn) == values_of(hn));
+    }
+  }
+}
+
+TEMPLATE_TEST_CASE("batch device: evidence rows and draws as on the host with the same uniforms",
+                   "[distributions][cuda]", float, double) {
+  using T = TestType;
+  MARG_NEED_GPU();
+  const auto seed = marg::test::test_seed();
+  CAPTURE(seed);
+  rng g(seed);
+  for (const int B : {1, 3, 97, 4099}) {
+    CAPTURE(B);
+    const auto [nx, px] = binomial_params(g, B, 700);
+    const auto [ny, py] = binomial_params(g, B, 300);
+    const auto x = marg::binomial_batch<T>(nx, px, 1e-17);
+    const auto y = -marg::binomial_batch<T>(ny, py, 1e-17);
+    std::vector<std::int64_t> offsets(B);
+    std::vector<double> rhos(B);
+    std::uniform_real_distribution<double> u01(0.02, 0.98);
+    for (int b = 0; b < B; ++b) offsets[b] = ny[b], rhos[b] = u01(g);
+    const std::int64_t observed = std::uniform_int_distribution<int>(0, 300)(g);
+    const auto eh = on<T>(marg::backend::cpu, [&] {
+      return marg::binomial_count_evidence(x, y, offsets, {observed}, rhos, 1000);
+    });
+    const auto ed = on<T>(marg::backend::cuda, [&] {
+      return marg::binomial_count_evidence(x, y, offsets, {observed}, rhos, 1000);
+    });
+    CHECK(host_values(ed.values) == host_values(eh.values));
+    for (int b = 0; b < B; ++b) {
+      CAPTURE(b);
+      if (std::isinf(eh.log_scale[b])) {
+        CHECK(ed.log_scale[b] == eh.log_scale[b]);
+      } else {
+        CHECK(std::fabs(ed.log_scale[b] - eh.log_scale[b]) <=
+              1e-12 * (1 + std::fabs(eh.log_scale[b])));
+      }
+    }
+    std::vector<double> u(2 * B);
+    for (auto& v : u) v = std::generate_canonical<double, 53>(g);
+    const auto like = host_values(eh.values);
+    const auto dh = on<T>(marg::backend::cpu,
+                          [&] { return marg::detail::sample_given_evidence_with(x, y, like, u); });
+    const auto dd = on<T>(marg::backend::cuda,
+                          [&] { return marg::detail::sample_given_evidence_with(x, y, like, u); });
+    std::int64_t differ = 0;
+    for (int b = 0; b < B; ++b) {
+      CAPTURE(b, u[2 * b], u[2 * b + 1]);
+      differ += dd.first[b] != dh.first[b] || dd.second[b] != dh.second[b] ||
+                !(dd.log_likelihood[b] == dh.log_likelihood[b]);
+      if (std::isinf(dh.log_likelihood[b])) {
+        CHECK(std::isinf(dd.log_likelihood[b]));
+      } else {
+        CHECK(std::fabs(dd.log_likelihood[b] - dh.log_likelihood[b]) <=
+              1e-13 * (1 + std::fabs(dh.log_likelihood[b])));
+      }
+    }
+    // rows summed in double on the host are bit for bit the host's; only rows
+    // the host sums in long double (products below DBL_MIN) may differ, and
+    // rarely in the draw
+    CAPTURE(differ);
+    CHECK(differ <= B / 50);
+  }
+}
+
+TEMPLATE_TEST_CASE("batch device: products below the double range and bad likelihoods",
+                   "[distributions][cuda]", double) {
+  using T = TestType;
+  MARG_NEED_GPU();
+  // rows whose products all fall below DBL_MIN: the host sums them in long
+  // double, the device in scaled double; both against a long double reference
+  const int B = 5, m = 4, n = 3, len = m + n - 1;
+  std::vector<T> xv(B * m), yv(B * n), like(B * len);
+  for (int b = 0; b < B; ++b) {
+    for (int i = 0; i < m; ++i) xv[b * m + i] = T(1e-200) * (i + 1 + b);
+    for (int i = 0; i < n; ++i) yv[b * n + i] = T(1e-150) * (n - i);
+    for (int i = 0; i < len; ++i) like[b * len + i] = T(1e-100) * (1 + (i * 7 + b) % 5);
+  }
+  // unnormalized rows keep their tiny values
+  const marg::pmf_batch<T> xs(B, m, std::vector<std::int64_t>(B, 0), xv);
+  const marg::pmf_batch<T> ys(B, n, std::vector<std::int64_t>(B, 2), yv);
+  std::vector<double> u(2 * B);
+  for (int b = 0; b < B; ++b) u[2 * b] = (b + 0.5) / B, u[2 * b + 1] = 1 - (b + 0.5) / B;
+  const auto dd = on<T>(marg::backend::cuda,
+                        [&] { return marg::detail::sample_given_evidence_with(xs, ys, like, u); });
+  const auto dh = on<T>(marg::backend::cpu,
+                        [&] { return marg::detail::sample_given_evidence_with(xs, ys, like, u); });
+  for (int b = 0; b < B; ++b) {
+    CAPTURE(b);
+    real s = 0;
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < n; ++j)
+        s += static_cast<real>(xv[b * m + i]) * yv[b * n + j] * like[b * len + i + j];
+    const real ref = std::log(s);
+    CHECK(std::fabs(dd.log_likelihood[b] - ref) <= 1e-13 * std::fabs(ref));
+    CHECK(std::fabs(dh.log_likelihood[b] - ref) <= 1e-13 * std::fabs(ref));
+    CHECK(dd.first[b] == dh.first[b]);
+    CHECK(dd.second[b] == dh.second[b]);
+  }
+  // a NaN in the likelihood is named by its index, as on the host
+  like[2 * len + 3] = std::numeric_limits<T>::quiet_NaN();
+  marg::test::backend_guard guard(marg::backend::cuda);
+  CHECK_THROWS_WITH(marg::detail::sample_given_evidence_with(xs, ys, like, u),
+                    Catch::Contains("likelihood[" + std::to_string(2 * len + 3) + "]"));
+}
