@@ -225,8 +225,9 @@ TEMPLATE_TEST_CASE("batch device: evidence rows and draws as on the host with th
       if (std::isinf(eh.log_scale[b])) {
         CHECK(ed.log_scale[b] == eh.log_scale[b]);
       } else {
+        // device lgamma (4 ulp) against the host's, three terms of up to lgamma(N + 1)
         CHECK(std::fabs(ed.log_scale[b] - eh.log_scale[b]) <=
-              1e-12 * (1 + std::fabs(eh.log_scale[b])));
+              1e-9 * (1 + std::fabs(eh.log_scale[b])));
       }
     }
     std::vector<double> u(2 * B);
@@ -239,20 +240,22 @@ TEMPLATE_TEST_CASE("batch device: evidence rows and draws as on the host with th
     std::int64_t differ = 0;
     for (int b = 0; b < B; ++b) {
       CAPTURE(b, u[2 * b], u[2 * b + 1]);
-      differ += dd.first[b] != dh.first[b] || dd.second[b] != dh.second[b] ||
-                !(dd.log_likelihood[b] == dh.log_likelihood[b]);
+      differ += dd.first[b] != dh.first[b] || dd.second[b] != dh.second[b];
       if (std::isinf(dh.log_likelihood[b])) {
         CHECK(std::isinf(dd.log_likelihood[b]));
       } else {
+        // the laws of the sums come from each backend's convolution kernels
+        // (not bit for bit alike): T's rounding, a few units
+        const double tol = std::is_same_v<T, float> ? 1e-5 : 1e-12;
         CHECK(std::fabs(dd.log_likelihood[b] - dh.log_likelihood[b]) <=
-              1e-13 * (1 + std::fabs(dh.log_likelihood[b])));
+              tol * (1 + std::fabs(dh.log_likelihood[b])));
       }
     }
     // rows summed in double on the host are bit for bit the host's; only rows
     // the host sums in long double (products below DBL_MIN) may differ, and
     // rarely in the draw
     CAPTURE(differ);
-    CHECK(differ <= B / 50);
+    CHECK(differ <= B / 100);
   }
 }
 
@@ -260,13 +263,14 @@ TEMPLATE_TEST_CASE("batch device: products below the double range and bad likeli
                    "[distributions][cuda]", double) {
   using T = TestType;
   MARG_NEED_GPU();
-  // rows whose products all fall below DBL_MIN: the host sums them in long
-  // double, the device in scaled double; both against a long double reference
+  // rows whose sums are near DBL_MIN (1e-300) and whose products with the
+  // likelihood (1e-100) all fall below it: the host sums them in long double,
+  // the device in scaled double; both against a long double reference
   const int B = 5, m = 4, n = 3, len = m + n - 1;
   std::vector<T> xv(B * m), yv(B * n), like(B * len);
   for (int b = 0; b < B; ++b) {
     for (int i = 0; i < m; ++i) xv[b * m + i] = T(1e-200) * (i + 1 + b);
-    for (int i = 0; i < n; ++i) yv[b * n + i] = T(1e-150) * (n - i);
+    for (int i = 0; i < n; ++i) yv[b * n + i] = T(1e-100) * (n - i);
     for (int i = 0; i < len; ++i) like[b * len + i] = T(1e-100) * (1 + (i * 7 + b) % 5);
   }
   // unnormalized rows keep their tiny values

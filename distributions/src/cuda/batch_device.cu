@@ -252,21 +252,31 @@ struct products {
   }
 };
 
-// the first i whose running sum of the products (times 2^-ea-eb) exceeds
-// target, never a zero product; the last nonzero one when rounding leaves the
-// target unreached: pick() of batch_rows.hpp, its additions in its order
+// product i of r times 2^-shift, where shift = 0 gives the plain double
+// product (the host's) and any other shift the product of the two mantissas
+// scaled by 2^(ilogb x + ilogb y - shift): exact scaling, so only products
+// below 2^-1074 of 2^shift are lost
 template <class T>
-__device__ int warp_pick(const products<T>& r, double target, int ea, int eb) {
+__device__ double scaled_product(const products<T>& r, int i, bool scaled, int shift) {
+  T x, y;
+  r.load(i, x, y);
+  if (!scaled) return static_cast<double>(x) * static_cast<double>(y);
+  if (x == T(0) || y == T(0)) return 0;
+  const double a = static_cast<double>(x), b = static_cast<double>(y);
+  const int ea = ilogb(a), eb = ilogb(b);
+  return scalbn(scalbn(a, -ea) * scalbn(b, -eb), ea + eb - shift);
+}
+
+// the first i whose running sum of the products exceeds target, never a zero
+// product; the last nonzero one when rounding leaves the target unreached:
+// pick() of batch_rows.hpp, its additions in its order
+template <class T>
+__device__ int warp_pick(const products<T>& r, double target, bool scaled, int shift) {
   const int lane = threadIdx.x & 31;
   double c = 0;
   int last = 0;
   for (int i0 = 0; i0 < r.n; i0 += 32) {
-    double w = 0;
-    if (i0 + lane < r.n) {
-      T x, y;
-      r.load(i0 + lane, x, y);
-      w = scalbn(static_cast<double>(x), -ea) * scalbn(static_cast<double>(y), -eb);
-    }
+    const double w = i0 + lane < r.n ? scaled_product(r, i0 + lane, scaled, shift) : 0;
     const int count = min(32, r.n - i0);
     for (int j = 0; j < count; ++j) {
       const double wj = __shfl_sync(full, w, j);
@@ -279,16 +289,16 @@ __device__ int warp_pick(const products<T>& r, double target, int ea, int eb) {
   return last;
 }
 
-// largest binary exponent of the nonzero x (INT_MIN when all are zero), warp-wide
+// the largest ilogb(x) + ilogb(y) over the nonzero products (INT_MIN: none), warp-wide
 template <class T>
-__device__ int warp_max_exponent(const products<T>& r, bool of_a) {
+__device__ int warp_max_exponent(const products<T>& r) {
   const int lane = threadIdx.x & 31;
   int e = INT_MIN;
   for (int i = lane; i < r.n; i += 32) {
     T x, y;
     r.load(i, x, y);
-    const T v = of_a ? x : y;
-    if (v != T(0)) e = max(e, ilogb(static_cast<double>(v)));
+    if (x != T(0) && y != T(0))
+      e = max(e, ilogb(static_cast<double>(x)) + ilogb(static_cast<double>(y)));
   }
   for (int o = 16; o > 0; o >>= 1) e = max(e, __shfl_xor_sync(full, e, o));
   return e;
@@ -296,11 +306,11 @@ __device__ int warp_max_exponent(const products<T>& r, bool of_a) {
 
 // sum_and_pick() of batch_rows.hpp on one warp: the sum of the products in
 // double, left to right, and the inversion at u. Where the host turns to long
-// double (a product of nonzero factors below DBL_MIN, or an infinite sum), the
-// factors are scaled by powers of two (exactly) so that the largest of each
-// side has exponent 0: the sum is returned times 2^-exponent, in double. That
-// path rounds to 53 bits where the host rounds to 64, and drops products
-// below 2^-1022 of the largest factors' product, which long double keeps.
+// double (a product of nonzero factors below DBL_MIN, or an infinite sum),
+// each product is formed from the factors' mantissas and scaled by a power of
+// two relative to the row's largest product (exactly): the sum is returned
+// times 2^-exponent, in double. That path rounds to 53 bits where the host
+// rounds to 64 and loses products below 2^-1074 of the row's largest one.
 template <class T>
 __device__ double warp_sum_and_pick(const products<T>& r, double u, int& index, int& exponent) {
   const int lane = threadIdx.x & 31;
@@ -321,24 +331,19 @@ __device__ double warp_sum_and_pick(const products<T>& r, double u, int& index, 
   }
   exponent = 0;
   if (!bad && isfinite(s)) {
-    if (s > 0) index = warp_pick(r, u * s, 0, 0);
+    if (s > 0) index = warp_pick(r, u * s, false, 0);
     return s;
   }
-  const int ea = warp_max_exponent(r, true), eb = warp_max_exponent(r, false);
-  if (ea == INT_MIN || eb == INT_MIN) return 0;
+  const int top = warp_max_exponent(r);
+  if (top == INT_MIN) return 0;
   s = 0;
   for (int i0 = 0; i0 < r.n; i0 += 32) {
-    double w = 0;
-    if (i0 + lane < r.n) {
-      T x, y;
-      r.load(i0 + lane, x, y);
-      w = scalbn(static_cast<double>(x), -ea) * scalbn(static_cast<double>(y), -eb);
-    }
+    const double w = i0 + lane < r.n ? scaled_product(r, i0 + lane, true, top) : 0;
     const int count = min(32, r.n - i0);
     for (int j = 0; j < count; ++j) s += __shfl_sync(full, w, j);
   }
-  exponent = ea + eb;
-  if (s > 0) index = warp_pick(r, u * s, ea, eb);
+  exponent = top;
+  if (s > 0) index = warp_pick(r, u * s, true, top);
   return s;
 }
 

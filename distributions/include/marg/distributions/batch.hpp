@@ -391,10 +391,11 @@ batch_joint_draws<T> sample_given_evidence(const pmf_batch<T>& x, const pmf_batc
 /// host sums in double (all but those where a product of nonzero factors falls
 /// below DBL_MIN or the sum overflows) give the host's sums and draws bit for
 /// bit; on the others, where the host turns to long double, the device sums
-/// the factors scaled by powers of two in double (53-bit rounding instead of
-/// 64, products below 2^-1022 of the largest factors' product dropped), so
-/// the log likelihood agrees to about 1e-15 relative and a draw can differ
-/// only where a uniform falls within that rounding of a boundary.
+/// each product scaled exactly by a power of two relative to the row's largest
+/// product, in double (53-bit rounding instead of 64; products below 2^-1074
+/// of the largest one lost), so the log likelihood agrees to about 1e-15
+/// relative and a draw can differ only where a uniform falls within that
+/// rounding of a boundary. The same holds for the std::vector overload.
 /// @param x batch
 /// @param y batch of x.batch() rows, or 1 row shared by every row
 /// @param evidence x.batch() rows of length x.length() + y.length() - 1
