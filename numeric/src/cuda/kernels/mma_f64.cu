@@ -1,26 +1,75 @@
-// Tensor-core variant of the batched correlation for double: FP64 tensor cores (DMMA, mma.sync
-// .f64). Not yet implemented: mma_supports() is false, so neither the dispatch nor the
-// forced-variant checks and benchmarks ever launch it.
-#include <stdexcept>
-
+// Tensor-core variant of the batched correlation for double: FP64 tensor
+// cores (DMMA, mma.sync m16n8k16 .f64) on the Toeplitz x Hankel form of
+// kernels/mma_f64.cuh. Handles every correlation (strides, reversed and
+// broadcast operands, any sizes and batches); the dispatch takes it where it
+// measured faster than the tiled and warp kernels (bench/notes/mma_f64.md).
+#include "../cuda_check.hpp"
 #include "../launch.hpp"
+#include "mma_f64.cuh"
 
 namespace marg::detail::cuda {
+namespace {
+
+/// Thresholds and tiles of the FP64 tensor-core variant, in one place.
+struct mma_f64_dispatch {
+  /// large problems: 2 x 4 warps, 4 tiles of 128 outputs per warp (TJ = 1024),
+  /// 512 values of s per stage (H200: 65536 convolve 209-212 us, grad_p 236;
+  /// KC 256: 237 / 282)
+  using big = mma_f64_tuning<16, 4, 2, 4, 512, 2>;
+  /// problems of up to two 512-output tiles (batches of short problems):
+  /// 2 x 2 warps, 2 tiles per warp (H200, 4096 pairs of 512: convolve 126 us,
+  /// grad_p 69; the big tile 135 / 136)
+  using batched = mma_f64_tuning<16, 2, 2, 2, 256, 4>;
+  static constexpr std::int64_t batched_max_out = 2 * batched::TJ;
+  /// blocks per resident block slot the split aims for (tiles of unequal
+  /// work even out over several waves; 65536: split 8 vs 3 ~1 % apart)
+  static constexpr int waves = 4;
+  /// preferred from these outputs and taps per problem and this much work in
+  /// all (H200: wins at 8192 single, 4096 pairs of 512, 65536; loses at 2048
+  /// single (5.7 against 5.2 us) and to the warp kernel on 16384 pairs of 64)
+  static constexpr std::int64_t min_out = 512;
+  static constexpr std::int64_t min_taps = 512;
+  static constexpr std::int64_t min_work = std::int64_t{1} << 26;
+};
+
+int sm_count() {
+  static thread_local int cached_device = -1, cached_count = 0;
+  int dev = 0;
+  MARG_CUDA_TRY(cudaGetDevice(&dev));
+  if (dev != cached_device) {
+    MARG_CUDA_TRY(cudaDeviceGetAttribute(&cached_count, cudaDevAttrMultiProcessorCount, dev));
+    cached_device = dev;
+  }
+  return cached_count;
+}
+
+bool use_batched(const correlation_view<double>& c) {
+  return c.lout <= mma_f64_dispatch::batched_max_out;
+}
+
+}  // namespace
 
 bool mma_supports(const correlation_view<double>&) {
-  return false;
+  return true;
 }
 
-bool mma_preferred(const correlation_view<double>&) {
-  return false;
+bool mma_preferred(const correlation_view<double>& c) {
+  using d = mma_f64_dispatch;
+  return c.lout >= d::min_out && c.la >= d::min_taps &&
+         std::int64_t{c.lout} * c.la * c.batch >= d::min_work;
 }
 
-int mma_split(const correlation_view<double>&) {
-  return 1;
+int mma_split(const correlation_view<double>& c) {
+  using d = mma_f64_dispatch;
+  return use_batched(c) ? mma_f64_split<d::batched>(c, sm_count(), d::waves)
+                        : mma_f64_split<d::big>(c, sm_count(), d::waves);
 }
 
-void launch_mma(const correlation_view<double>&, int, cudaStream_t) {
-  throw std::logic_error("marg: the double mma variant is not built");
+void launch_mma(const correlation_view<double>& c, int split, cudaStream_t stream) {
+  if (use_batched(c))
+    launch_mma_f64<mma_f64_dispatch::batched>(c, split, stream);
+  else
+    launch_mma_f64<mma_f64_dispatch::big>(c, split, stream);
 }
 
 }  // namespace marg::detail::cuda

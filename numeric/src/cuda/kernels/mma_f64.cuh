@@ -1,0 +1,334 @@
+// The batched correlation on FP64 tensor cores (mma.sync .f64, sm_90).
+//
+// Toeplitz x Hankel form: for a tile of 128 consecutive outputs from J,
+//   D[r][c] = out_{J + r + 16c} = sum_s A[r][s] B[s][c],
+//   A[r][s] = a_{s-r} (taps, Toeplitz, 0 outside 0..la-1),
+//   B[s][c] = X_{J + 16c + s} (Hankel, row pitch 16).
+// For one k-step s0..s0+KM the tap fragment A is the same for every tile, so
+// a warp loads it once and multiplies it into NT tiles (NT accumulators); the
+// X fragment B is the one load per mma. The k order inside an mma is free:
+// k-slot t + 4i of lane (g, t) is mapped to s = 2t + (i % 2) + 8(i / 2), so a
+// lane reads its B values as 16-byte pairs X[J + 16g + s0 + 8h + 2t + {0, 1}]
+// (rows XOR-swizzled so that each quarter-warp hits 8 distinct bank groups)
+// and its A values as 16-byte pairs of taps (a second copy of the taps shifted
+// by one keeps the pairs of odd rows aligned).
+//
+// Blocks: WJ warps along the outputs (NT tiles each) x WK warps along the
+// taps. Stages of KC values of s (taps a[k0-16 .. k0+KC) and the TJ + KC
+// values of X they meet) are staged in shared memory, gathering strided,
+// reversed and broadcast operands, the next stage prefetched into registers.
+// The WK partial tiles are summed in shared memory in warp order; when the s
+// range of a tile is split over a cluster, the partial tiles are summed
+// through distributed shared memory in rank order: deterministic, no atomics.
+// Not installed.
+#pragma once
+
+#include <cooperative_groups.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "../cuda_check.hpp"
+#include "correlation.cuh"
+#include "tiled.cuh"
+
+namespace marg::detail::cuda {
+
+/// Tile sizes of one variant of the FP64 tensor-core kernel.
+/// @tparam KM_ k of the mma shape (m16n8k8 or m16n8k16)
+/// @tparam NT_ 128-output tiles per warp (sharing each tap fragment)
+/// @tparam WJ_ warps along the outputs
+/// @tparam WK_ warps along the taps
+/// @tparam KC_ values of s per shared-memory stage
+/// @tparam MinBlocks_ blocks per multiprocessor asked of the register allocator
+template <int KM_, int NT_, int WJ_, int WK_, int KC_, int MinBlocks_>
+struct mma_f64_tuning {
+  static constexpr int KM = KM_, NT = NT_, WJ = WJ_, WK = WK_, KC = KC_, min_blocks = MinBlocks_;
+  /// outputs per block
+  static constexpr int TJ = 128 * NT * WJ;
+  static constexpr int threads = 32 * WJ * WK;
+  /// values of s of one warp's run per stage
+  static constexpr int KW = KC / WK;
+  static constexpr int xs_len = TJ + KC;
+  /// taps a[k0 - 16 + i], i < ta_len
+  static constexpr int ta_len = KC + 16;
+  /// where the shifted tap copy starts: 10 doubles after ta0's end, so that
+  /// the 16-byte pairs of a quarter-warp's even rows (ta0, bank groups
+  /// K - p + t) and odd rows (ta1, K - p + t + 4) never share a bank group
+  static constexpr int ta1_at = xs_len + ta_len + 10;
+  static constexpr int stage_len = ta1_at + ta_len;
+  static constexpr int red_len = WK * TJ;
+  static constexpr int smem_len = stage_len > red_len ? stage_len : red_len;
+  /// values each thread prefetches per stage
+  static constexpr int nx = (xs_len + threads - 1) / threads;
+  static constexpr int na = (ta_len + threads - 1) / threads;
+  static_assert(KM == 8 || KM == 16, "mma shape");
+  static_assert(KW % KM == 0 && KC % 32 == 0 && (ta1_at - xs_len) % 16 == 10, "tile shape");
+};
+
+/// The swizzled shared-memory index of staged X value i: bit 3 flips with
+/// bit 4, so the 16-byte pairs 16g + 8h + 2t of a quarter-warp (g = 2p, 2p+1,
+/// t < 4) fall on 8 distinct bank groups. Pairs (even i) stay contiguous.
+__host__ __device__ constexpr int mma_f64_swizzle(int i) {
+  return i ^ (((i >> 4) & 1) << 3);
+}
+
+/// D += A B on one m16n8kKM FP64 tensor-core step.
+template <int KM>
+__device__ __forceinline__ void dmma(double (&d)[4], const double (&a)[KM / 2],
+                                     const double (&b)[KM / 4]) {
+  if constexpr (KM == 16) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, "
+        "{%4,%5,%6,%7,%8,%9,%10,%11}, {%12,%13,%14,%15}, {%0,%1,%2,%3};\n"
+        : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+        : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]),
+          "d"(b[0]), "d"(b[1]), "d"(b[2]), "d"(b[3]));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, "
+        "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+        : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+        : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
+  }
+}
+
+/// The work of one block of the FP64 tensor-core kernel.
+template <class C>
+struct mma_f64_agent {
+  double* xs;   // staged X, swizzled (aliased by the reduction buffer)
+  double* ta0;  // staged taps: ta0[i] = a[k0 - 16 + i]
+  double* ta1;  // the same shifted by one: ta1[i] = a[k0 - 15 + i]
+
+  // loads one stage (s from k0) into registers
+  __device__ void fetch(const correlation_view<double>& c, const double* a, const double* x,
+                        std::int64_t J0, std::int64_t k0, double (&rx)[C::nx],
+                        double (&ra)[C::na]) const {
+#pragma unroll
+    for (int i = 0; i < C::nx; ++i) {
+      const int idx = threadIdx.x + i * C::threads;
+      const std::int64_t g = J0 + k0 + idx - c.lead;
+      rx[i] = (idx < C::xs_len && g >= 0 && g < c.lx) ? x[g * c.x_step] : 0.0;
+    }
+#pragma unroll
+    for (int i = 0; i < C::na; ++i) {
+      const int idx = threadIdx.x + i * C::threads;
+      const std::int64_t k = k0 - 16 + idx;
+      ra[i] = (idx < C::ta_len && k >= 0 && k < c.la) ? a[k * c.a_step] : 0.0;
+    }
+  }
+
+  __device__ void store(const double (&rx)[C::nx], const double (&ra)[C::na]) const {
+#pragma unroll
+    for (int i = 0; i < C::nx; ++i) {
+      const int idx = threadIdx.x + i * C::threads;
+      if (idx < C::xs_len) xs[mma_f64_swizzle(idx)] = rx[i];
+    }
+#pragma unroll
+    for (int i = 0; i < C::na; ++i) {
+      const int idx = threadIdx.x + i * C::threads;
+      if (idx < C::ta_len) {
+        ta0[idx] = ra[i];
+        if (idx > 0) ta1[idx - 1] = ra[i];
+      }
+    }
+  }
+
+  // this warp's run of k-steps of one stage against its NT tiles; Check: skip
+  // the tiles whose X window lies outside the band (warp-uniform branches)
+  template <bool Check>
+  __device__ __forceinline__ void steps(const correlation_view<double>& c, std::int64_t Jw,
+                                        std::int64_t k0, int nk, double (&acc)[C::NT][4]) const {
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int wj = warp % C::WJ, wk = warp / C::WJ;
+    const int g = lane / 4, t = lane % 4;
+    // the lane's tap pairs: even rows from ta0, odd rows from ta1 (aligned)
+    const double* tap = ((g & 1) ? ta1 - 1 : ta0) + 16 + 2 * t - g;
+    const double* xl = xs;
+    const int xrow = wj * C::NT * 128 + 16 * g + 2 * t;
+    // two k-steps unrolled: loads of the second overlap the mmas of the first
+    // (full unrolling makes the compiler hoist every load and spill)
+#pragma unroll 2
+    for (int q = 0; q < C::KW / C::KM; ++q) {
+      const int sq = wk * C::KW + q * C::KM;
+      if (sq >= nk) break;
+      if (k0 + sq - 15 >= c.la) break;  // the taps are zero from here on
+      double af[C::KM / 2];
+      {
+        const double2 p0 = *reinterpret_cast<const double2*>(tap + sq);
+        const double2 pm = *reinterpret_cast<const double2*>(tap + sq - 8);
+        af[0] = p0.x, af[1] = pm.x, af[2] = p0.y, af[3] = pm.y;
+        if constexpr (C::KM == 16) {
+          const double2 pp = *reinterpret_cast<const double2*>(tap + sq + 8);
+          af[4] = pp.x, af[5] = p0.x, af[6] = pp.y, af[7] = p0.y;
+        }
+      }
+#pragma unroll
+      for (int n = 0; n < C::NT; ++n) {
+        if constexpr (Check) {
+          // X indices J + s0 .. J + s0 + 127 + KM - 16 of tile n at this step
+          const std::int64_t t0 = Jw + n * 128 + k0 + sq;
+          if (t0 + 112 + C::KM - 1 < c.lead || t0 >= std::int64_t{c.lead} + c.lx) continue;
+        }
+        double bf[C::KM / 4];
+        const int i0 = xrow + n * 128 + sq;
+        const double2 q0 = *reinterpret_cast<const double2*>(xl + mma_f64_swizzle(i0));
+        bf[0] = q0.x, bf[1] = q0.y;
+        if constexpr (C::KM == 16) {
+          const double2 q1 = *reinterpret_cast<const double2*>(xl + mma_f64_swizzle(i0 + 8));
+          bf[2] = q1.x, bf[3] = q1.y;
+        }
+        dmma<C::KM>(acc[n], af, bf);
+      }
+    }
+  }
+
+  // one stage: the fast path when every tile of the warp meets the band at
+  // every step of its run
+  __device__ void compute(const correlation_view<double>& c, std::int64_t J0, std::int64_t k0,
+                          int nk, double (&acc)[C::NT][4]) const {
+    const int warp = threadIdx.x / 32;
+    const int wj = warp % C::WJ, wk = warp / C::WJ;
+    const std::int64_t Jw = J0 + wj * C::NT * 128;
+    const std::int64_t lo = Jw + k0 + wk * C::KW;           // first X index of the run
+    const std::int64_t hi = lo + C::NT * 128 - 16 + C::KW;  // one past the last
+    if (lo >= c.lead && hi <= std::int64_t{c.lead} + c.lx)
+      steps<false>(c, Jw, k0, nk, acc);
+    else
+      steps<true>(c, Jw, k0, nk, acc);
+  }
+
+  // one problem's tile; returns with the tile's partial sums at xs[i], i < TJ
+  __device__ void run_tile(const correlation_view<double>& c, const double* a, const double* x,
+                           std::int64_t J0, int kt, int ck) const {
+    double acc[C::NT][4];
+#pragma unroll
+    for (int n = 0; n < C::NT; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.0;
+    // values of s that meet the tile inside the band, split over the ck blocks of the cluster
+    const std::int64_t j_hi = dmin(J0 + C::TJ, c.lout) - 1;
+    const std::int64_t slo = dmax(0, c.lead - j_hi);
+    const std::int64_t shi = dmin(c.la - 1, std::int64_t{c.lead} + c.lx - 1 - J0) + 15;
+    const std::int64_t nst = shi >= slo ? (shi - slo + C::KC) / C::KC : 0;
+    const std::int64_t per = (nst + ck - 1) / ck;
+    const std::int64_t s0 = dmin(nst, kt * per), s1 = dmin(nst, s0 + per);
+    double rx[C::nx], ra[C::na];
+    if (s0 < s1) fetch(c, a, x, J0, slo + s0 * C::KC, rx, ra);
+    for (std::int64_t s = s0; s < s1; ++s) {
+      const std::int64_t k0 = slo + s * C::KC;
+      __syncthreads();  // the previous stage is consumed
+      store(rx, ra);
+      __syncthreads();
+      if (s + 1 < s1) fetch(c, a, x, J0, k0 + C::KC, rx, ra);  // in flight during compute
+      compute(c, J0, k0, static_cast<int>(dmin(C::KC, shi + 1 - k0)), acc);
+    }
+    // reduce over the WK tap warps: red[wk][output]
+    __syncthreads();
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int wj = warp % C::WJ, wk = warp / C::WJ;
+    const int g = lane / 4, t = lane % 4;
+    double* red = xs + wk * C::TJ + wj * C::NT * 128 + g + 32 * t;
+#pragma unroll
+    for (int n = 0; n < C::NT; ++n) {
+      red[n * 128] = acc[n][0];
+      red[n * 128 + 16] = acc[n][1];
+      red[n * 128 + 8] = acc[n][2];
+      red[n * 128 + 24] = acc[n][3];
+    }
+    __syncthreads();
+    if constexpr (C::WK > 1) {
+      for (int i = threadIdx.x; i < C::TJ; i += C::threads) {
+        double v = xs[i];
+#pragma unroll
+        for (int w = 1; w < C::WK; ++w) v += xs[w * C::TJ + i];
+        xs[i] = v;  // each i has one owner thread
+      }
+    }
+  }
+};
+
+/// Thin shell: one tile (blockIdx.x) x one split of s (blockIdx.y, the cluster
+/// rank) x problems blockIdx.z, blockIdx.z + gridDim.z, ...
+template <class C>
+__global__ void __launch_bounds__(C::threads, C::min_blocks)
+    kernel_banded_mma_f64(const correlation_view<double> c) {
+  __shared__ __align__(16) double sm[C::smem_len];
+  const mma_f64_agent<C> agent{sm, sm + C::xs_len, sm + C::ta1_at};
+  const std::int64_t J0 = std::int64_t{blockIdx.x} * C::TJ;
+  const int ck = gridDim.y, kt = blockIdx.y;
+  for (std::int64_t b = blockIdx.z; b < c.batch; b += gridDim.z) {
+    const double* a = c.a + b * c.a_batch;
+    const double* x = c.x + b * c.x_batch;
+    double* out = c.out + b * c.out_batch;
+    agent.run_tile(c, a, x, J0, kt, ck);
+    if (ck == 1) {
+      __syncthreads();
+      for (int i = threadIdx.x; i < C::TJ && J0 + i < c.lout; i += C::threads)
+        out[(J0 + i) * c.out_step] = sm[i];
+    } else {
+      // sum the ck partial tiles of the cluster, in rank order; rank kt writes its slice
+      namespace cg = cooperative_groups;
+      cg::cluster_group cluster = cg::this_cluster();
+      cluster.sync();
+      const int lo = C::TJ * kt / ck, hi = C::TJ * (kt + 1) / ck;
+      for (int i = lo + threadIdx.x; i < hi && J0 + i < c.lout; i += C::threads) {
+        double s = 0;
+        for (int q = 0; q < ck; ++q) s += cluster.map_shared_rank(sm, q)[i];
+        out[(J0 + i) * c.out_step] = s;
+      }
+      cluster.sync();  // peers read this block's shared memory until here
+    }
+    __syncthreads();
+  }
+}
+
+/// Largest split of s (cluster size) the kernel uses: the portable limit.
+inline constexpr int mma_f64_max_split = 8;
+
+/// The split of s that fills the GPU with enough blocks for the block
+/// scheduler to even out tiles of unequal work, never more than a tile has
+/// stages.
+/// @param c the correlation
+/// @param sms multiprocessors of the device
+/// @param waves blocks per resident block slot asked for
+/// @return blocks per tile, 1..mma_f64_max_split
+template <class C>
+int mma_f64_split(const correlation_view<double>& c, int sms, int waves) {
+  const std::int64_t tiles = (std::int64_t{c.lout} + C::TJ - 1) / C::TJ * c.batch;
+  const std::int64_t span = std::min<std::int64_t>(c.la, std::int64_t{C::TJ} + c.lx - 1) + 15;
+  const std::int64_t stages = (span + C::KC - 1) / C::KC;
+  const std::int64_t want = std::int64_t{waves} * C::min_blocks * sms;
+  const std::int64_t split = (want + tiles - 1) / tiles;
+  return static_cast<int>(std::clamp<std::int64_t>(std::min(split, stages), 1, mma_f64_max_split));
+}
+
+/// Launches the FP64 tensor-core kernel with tuning C.
+/// @param c the correlation
+/// @param split blocks sharing the s range of one tile (1..mma_f64_max_split)
+/// @param stream the stream
+template <class C>
+void launch_mma_f64(const correlation_view<double>& c, int split, cudaStream_t stream) {
+  const unsigned tiles = static_cast<unsigned>((std::int64_t{c.lout} + C::TJ - 1) / C::TJ);
+  const unsigned gz = static_cast<unsigned>(std::min(c.batch, 65535));
+  const dim3 grid(tiles, static_cast<unsigned>(split), gz);
+  if (split == 1) {
+    kernel_banded_mma_f64<C><<<grid, C::threads, 0, stream>>>(c);
+  } else {
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = grid;
+    cfg.blockDim = dim3(C::threads);
+    cfg.dynamicSmemBytes = 0;
+    cfg.stream = stream;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = 1;
+    attr[0].val.clusterDim.y = static_cast<unsigned>(split);
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    MARG_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel_banded_mma_f64<C>, c));
+  }
+  MARG_CHECK_LAUNCH(stream);
+}
+
+}  // namespace marg::detail::cuda
