@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 
+#include "batch_arith.hpp"
 #include "batch_rows.hpp"
 #include "detail.hpp"
 #include "parallel.hpp"
@@ -17,68 +18,10 @@
 namespace marg {
 namespace {
 
-// relative accuracy of the dropped-mass estimate
-constexpr double dropped_accuracy = 1e-3;
-
-/// One side of a binomial walked from the mode: the ratio of consecutive
-/// values, P(k+1)/P(k) going up, P(k-1)/P(k) going down (one division each).
-struct side {
-  double n, odds;  // odds: p/(1-p) going up, (1-p)/p going down
-  bool up;
-  double ratio(std::int64_t k) const {
-    const double kk = static_cast<double>(k);
-    return up ? (n - kk) / (kk + 1) * odds : kk / (n - kk + 1) * odds;
-  }
-  bool at_end(std::int64_t k) const { return up ? static_cast<double>(k) >= n : k <= 0; }
-  std::int64_t next(std::int64_t k) const { return up ? k + 1 : k - 1; }
-};
-
-/// Walks one side from the mode, appending the kept values (relative to the
-/// mode's 1) to out. Stops at the first k whose remaining mass beyond, bounded
-/// geometrically (the ratios fall away from the mode), is below tail * kept.
-/// Returns the number kept; adds the kept sum to `kept` and the (estimated)
-/// dropped sum to `dropped`.
-std::int64_t walk(const side& s, std::int64_t mode, double tail, std::vector<double>& out,
-                  double& kept, double& dropped) {
-  std::int64_t k = mode, count = 0;
-  double v = 1, r = s.at_end(k) ? 0 : s.ratio(k);
-  while (!s.at_end(k)) {
-    const double vn = v * r;
-    const std::int64_t kn = s.next(k);
-    const double rn = s.at_end(kn) ? 0 : s.ratio(kn);
-    if (vn == 0 || (rn < 1 && vn < tail * kept * (1 - rn))) {
-      // the mass beyond k: the series until the geometric bound is 0.1% of it
-      double d = 0, w = vn;
-      for (std::int64_t j = kn;;) {
-        d += w;
-        if (s.at_end(j) || w == 0) break;
-        const double rj = s.ratio(j);
-        w *= rj;
-        j = s.next(j);
-        if (rj < 1 && w / (1 - rj) <= dropped_accuracy * d) {
-          d += w / (1 - rj);
-          break;
-        }
-      }
-      dropped += d;
-      return count;
-    }
-    out.push_back(vn);
-    kept += vn;
-    ++count;
-    v = vn;
-    k = kn;
-    r = rn;
-  }
-  return count;
-}
-
+/// A row's window and where its values start in its chunk's scratch.
 struct window {
-  std::int64_t lo = 0, mode = 0;
-  std::int64_t up = 0, down = 0;  // values kept above and below the mode
-  std::int64_t offset = 0;        // of the row's values in its chunk's scratch
-  double kept = 1, dropped = 0;
-  std::int64_t size() const { return up + down + 1; }
+  detail::binomial_window w;
+  std::int64_t offset = 0;
 };
 
 }  // namespace
@@ -134,23 +77,13 @@ pmf_batch<T> binomial_batch(const std::vector<std::int64_t>& ns, const std::vect
     }
     out.reserve(static_cast<std::size_t>(std::min(room, 1e8)));
     for (std::int64_t b = b0; b < b1; ++b) {
-      window& w = win[b];
-      const std::int64_t n = ns[b];
-      const double p = ps[b];
-      w.offset = static_cast<std::int64_t>(out.size());
-      if (n == 0 || p == 0 || p == 1) {  // a point mass
-        w.mode = w.lo = p == 1 ? n : 0;
-        continue;
-      }
-      const double odds = p / (1 - p), nd = static_cast<double>(n);
-      w.mode = std::min<std::int64_t>(n, static_cast<std::int64_t>(std::floor((nd + 1) * p)));
-      w.up = walk(side{nd, odds, true}, w.mode, tail, out, w.kept, w.dropped);
-      w.down = walk(side{nd, (1 - p) / p, false}, w.mode, tail, out, w.kept, w.dropped);
-      w.lo = w.mode - w.down;
+      win[b].offset = static_cast<std::int64_t>(out.size());
+      win[b].w =
+          detail::binomial_window_of(ns[b], ps[b], tail, [&](double v) { out.push_back(v); });
     }
   });
   std::int64_t len = 1;
-  for (const window& w : win) len = std::max(len, w.size());
+  for (const window& w : win) len = std::max(len, w.w.size());
   const int L = detail::length_checked(f, "the longest window", len);
   // pass 2: rows normalized into the padded batch
   array<T> a(static_cast<std::size_t>(B) * L);
@@ -160,16 +93,16 @@ pmf_batch<T> binomial_batch(const std::vector<std::int64_t>& ns, const std::vect
   detail::parallel_rows(B, grain, [&](std::int64_t c, std::int64_t b0, std::int64_t b1) {
     const double* in = scratch[c].data();
     for (std::int64_t b = b0; b < b1; ++b) {
-      const window& w = win[b];
+      const detail::binomial_window& w = win[b].w;
       T* r = d + b * L;
-      const double* v = in + w.offset;  // up values, then down values
+      const double* v = in + win[b].offset;  // up values, then down values
       for (std::int64_t j = 0; j < w.down; ++j)
         r[w.down - 1 - j] = static_cast<T>(v[w.up + j] / w.kept);
       r[w.down] = static_cast<T>(1 / w.kept);
       for (std::int64_t j = 0; j < w.up; ++j) r[w.down + 1 + j] = static_cast<T>(v[j] / w.kept);
       std::fill(r + w.size(), r + L, T(0));
-      lowers[b] = w.lo;
-      truncated[b] = static_cast<T>(w.dropped / (w.kept + w.dropped));
+      lowers[b] = w.lower();
+      truncated[b] = static_cast<T>(w.truncated());
     }
   });
   return pmf_batch<T>(detail::trusted, std::move(a), static_cast<int>(B), L, std::move(lowers),
@@ -192,47 +125,10 @@ void check_per_row(const char* f, const char* name, const std::vector<V>& v, int
                                     ("x.batch() = " + std::to_string(B) + " or 1").c_str()));
 }
 
-/// Row b of binomial_count_evidence over N = base .. base + len - 1 (L zeroed
-/// by the caller); returns the log of the value the row was divided by. The
-/// device kernel (cuda/batch_device.cu) does the same arithmetic.
-template <class T>
-double count_evidence_row(std::int64_t base, int len, std::int64_t y, double rho,
-                          std::int64_t n_max, T* L) {
-  const double none = -std::numeric_limits<double>::infinity();
-  const std::int64_t lo = std::max(base, y), hi = std::min(base + (len - 1), n_max);
-  if (lo > hi) return none;
-  if (rho == 0) {  // nothing is reported: L = 1 where y = 0
-    if (y != 0) return none;
-    std::fill(L + (lo - base), L + (hi - base) + 1, T(1));
-    return 0;
-  }
-  const double q = 1 - rho;
-  if (q <= 0) {  // every count is reported
-    if (y < lo || y > hi) return none;
-    L[y - base] = T(1);
-    return 0;
-  }
-  // L increases while N + 1 < y / rho
-  const double top = std::ceil(static_cast<double>(y) / rho - 1);
-  const std::int64_t mode = top <= static_cast<double>(lo)   ? lo
-                            : top >= static_cast<double>(hi) ? hi
-                                                             : static_cast<std::int64_t>(top);
-  L[mode - base] = T(1);
-  double v = 1;
-  for (std::int64_t i = mode; i < hi && v > 0; ++i) {
-    v *= static_cast<double>(i + 1) / static_cast<double>(i + 1 - y) * q;
-    L[i + 1 - base] = static_cast<T>(v);
-  }
-  v = 1;
-  for (std::int64_t i = mode; i > lo && v > 0; --i) {
-    v *= static_cast<double>(i - y) / static_cast<double>(i) / q;
-    L[i - 1 - base] = static_cast<T>(v);
-  }
-  // lgamma_r: lgamma's sign global is shared between threads
+// lgamma_r: lgamma's sign global is shared between threads
+double lgamma_host(double a) {
   int sign = 0;
-  const double md = static_cast<double>(mode), yd = static_cast<double>(y);
-  return lgamma_r(md + 1, &sign) - lgamma_r(yd + 1, &sign) - lgamma_r(md - yd + 1, &sign) +
-         yd * std::log(rho) + (md - yd) * std::log1p(-rho);
+  return lgamma_r(a, &sign);
 }
 
 }  // namespace
@@ -286,15 +182,15 @@ batch_evidence<T> binomial_count_evidence(const pmf_batch<T>& x, const pmf_batch
   e.values = array<T>(static_cast<std::size_t>(B) * len);
   e.log_scale.resize(static_cast<std::size_t>(B));
   T* d = e.values.data();
-  detail::parallel_rows(B, detail::rows_per_chunk(len),
-                        [&](std::int64_t, std::int64_t b0, std::int64_t b1) {
-                          for (std::int64_t b = b0; b < b1; ++b) {
-                            T* L = d + b * len;
-                            std::fill(L, L + len, T(0));
-                            e.log_scale[b] = count_evidence_row(
-                                base[b], len, row_value(observed, b), row_value(rhos, b), n_max, L);
-                          }
-                        });
+  detail::parallel_rows(
+      B, detail::rows_per_chunk(len), [&](std::int64_t, std::int64_t b0, std::int64_t b1) {
+        for (std::int64_t b = b0; b < b1; ++b) {
+          T* L = d + b * len;
+          std::fill(L, L + len, T(0));
+          e.log_scale[b] = detail::count_evidence_row(base[b], len, row_value(observed, b),
+                                                      row_value(rhos, b), n_max, L, lgamma_host);
+        }
+      });
   return e;
 }
 

@@ -20,6 +20,7 @@
 
 #include "../../../numeric/src/cuda/cuda_check.hpp"
 #include "../../../numeric/src/cuda/stream.hpp"
+#include "../batch_arith.hpp"
 #include "batch_device.hpp"
 
 namespace marg::detail::gpu {
@@ -31,8 +32,6 @@ using cuda::resolve;
 
 constexpr int block = 256;
 constexpr unsigned full = 0xffffffffu;
-// relative accuracy of the dropped-mass estimate (as batch_factories.cpp)
-constexpr double dropped_accuracy = 1e-3;
 
 int blocks_for(std::int64_t threads) {
   return static_cast<int>((threads + block - 1) / block);
@@ -72,93 +71,33 @@ void to_host(V* h, const V* d, std::size_t count, cudaStream_t s) {
 
 // ---------------------------------------------------------------- binomial rows
 
-// one side walked from the mode, as `side` in batch_factories.cpp
-struct side {
-  double n, odds;
-  bool up;
-  __device__ double ratio(std::int64_t k) const {
-    const double kk = static_cast<double>(k);
-    return up ? (n - kk) / (kk + 1) * odds : kk / (n - kk + 1) * odds;
-  }
-  __device__ bool at_end(std::int64_t k) const { return up ? static_cast<double>(k) >= n : k <= 0; }
-  __device__ std::int64_t next(std::int64_t k) const { return up ? k + 1 : k - 1; }
-};
-
-// walk() of batch_factories.cpp without storing the values: the count kept
-__device__ std::int64_t walk(const side& s, std::int64_t mode, double tail, double& kept,
-                             double& dropped) {
-  std::int64_t k = mode, count = 0;
-  double v = 1, r = s.at_end(k) ? 0 : s.ratio(k);
-  while (!s.at_end(k)) {
-    const double vn = v * r;
-    const std::int64_t kn = s.next(k);
-    const double rn = s.at_end(kn) ? 0 : s.ratio(kn);
-    if (vn == 0 || (rn < 1 && vn < tail * kept * (1 - rn))) {
-      double d = 0, w = vn;
-      for (std::int64_t j = kn;;) {
-        d += w;
-        if (s.at_end(j) || w == 0) break;
-        const double rj = s.ratio(j);
-        w *= rj;
-        j = s.next(j);
-        if (rj < 1 && w / (1 - rj) <= dropped_accuracy * d) {
-          d += w / (1 - rj);
-          break;
-        }
-      }
-      dropped += d;
-      return count;
-    }
-    kept += vn;
-    ++count;
-    v = vn;
-    k = kn;
-    r = rn;
-  }
-  return count;
-}
-
-struct window {
-  std::int64_t mode, up, down;
-  double kept;
-};
-
+// the windows (batch_arith.hpp, as on the host), the values not stored: the
+// second kernel replays their products once the padded length is known
 template <class T>
 __global__ void kernel_binomial_windows(int B, const std::int64_t* ns, const double* ps,
-                                        double tail, window* win, std::int64_t* lowers,
+                                        double tail, binomial_window* win, std::int64_t* lowers,
                                         T* truncated, unsigned long long* longest) {
   const std::int64_t b = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (b >= B) return;
-  const std::int64_t n = ns[b];
-  const double p = ps[b];
-  window w{0, 0, 0, 1};
-  double dropped = 0;
-  if (n == 0 || p == 0 || p == 1) {
-    w.mode = p == 1 ? n : 0;
-  } else {
-    const double odds = p / (1 - p), nd = static_cast<double>(n);
-    w.mode = min(n, static_cast<std::int64_t>(floor((nd + 1) * p)));
-    w.up = walk(side{nd, odds, true}, w.mode, tail, w.kept, dropped);
-    w.down = walk(side{nd, (1 - p) / p, false}, w.mode, tail, w.kept, dropped);
-  }
+  const binomial_window w = binomial_window_of(ns[b], ps[b], tail, discard_values{});
   win[b] = w;
-  lowers[b] = w.mode - w.down;
-  truncated[b] = static_cast<T>(dropped / (w.kept + dropped));
-  atomicMax(longest, static_cast<unsigned long long>(w.up + w.down + 1));
+  lowers[b] = w.lower();
+  truncated[b] = static_cast<T>(w.truncated());
+  atomicMax(longest, static_cast<unsigned long long>(w.size()));
 }
 
 template <class T>
 __global__ void kernel_binomial_values(int B, int L, const std::int64_t* ns, const double* ps,
-                                       const window* win, T* out) {
+                                       const binomial_window* win, T* out) {
   const std::int64_t b = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (b >= B) return;
-  const window w = win[b];
+  const binomial_window w = win[b];
   T* r = out + b * L;
   r[w.down] = static_cast<T>(1 / w.kept);
   if (w.up + w.down == 0) return;
   const double p = ps[b], nd = static_cast<double>(ns[b]);
-  const side up{nd, p / (1 - p), true}, down{nd, (1 - p) / p, false};
-  // the products of walk(), in its order
+  const binomial_side up{nd, p / (1 - p), true}, down{nd, (1 - p) / p, false};
+  // the products of binomial_walk(), in its order
   double v = 1;
   std::int64_t k = w.mode;
   for (std::int64_t j = 0; j < w.up; ++j, k = up.next(k)) {
@@ -185,56 +124,19 @@ __global__ void kernel_reverse_rows(std::int64_t total, int L, const T* x, T* ou
 
 // ---------------------------------------------------------------- evidence rows
 
-// the row of batch_factories.cpp's count_evidence_row (the same arithmetic)
+struct device_lgamma {
+  MARG_HD double operator()(double a) const { return lgamma(a); }
+};
+
+// one thread per row: count_evidence_row of batch_arith.hpp, as on the host
 template <class T>
 __global__ void kernel_count_evidence(int B, int len, const std::int64_t* base_of,
                                       const std::int64_t* observed, const double* rhos,
                                       std::int64_t n_max, T* out, double* log_scale) {
   const std::int64_t b = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (b >= B) return;
-  T* L = out + b * len;
-  const std::int64_t base = base_of[b], y = observed[b];
-  const double rho = rhos[b];
-  const std::int64_t lo = max(base, y), hi = min(base + (len - 1), n_max);
-  const double none = -INFINITY;
-  if (lo > hi) {
-    log_scale[b] = none;
-    return;
-  }
-  if (rho == 0) {  // nothing is reported: L = 1 where y = 0
-    if (y == 0)
-      for (std::int64_t i = lo; i <= hi; ++i) L[i - base] = T(1);
-    log_scale[b] = y == 0 ? 0 : none;
-    return;
-  }
-  const double q = 1 - rho;
-  if (q <= 0) {  // every count is reported
-    if (y < lo || y > hi) {
-      log_scale[b] = none;
-      return;
-    }
-    L[y - base] = T(1);
-    log_scale[b] = 0;
-    return;
-  }
-  const double top = ceil(static_cast<double>(y) / rho - 1);
-  const std::int64_t mode = top <= static_cast<double>(lo)   ? lo
-                            : top >= static_cast<double>(hi) ? hi
-                                                             : static_cast<std::int64_t>(top);
-  L[mode - base] = T(1);
-  double v = 1;
-  for (std::int64_t i = mode; i < hi && v > 0; ++i) {
-    v *= static_cast<double>(i + 1) / static_cast<double>(i + 1 - y) * q;
-    L[i + 1 - base] = static_cast<T>(v);
-  }
-  v = 1;
-  for (std::int64_t i = mode; i > lo && v > 0; --i) {
-    v *= static_cast<double>(i - y) / static_cast<double>(i) / q;
-    L[i - 1 - base] = static_cast<T>(v);
-  }
-  const double md = static_cast<double>(mode), yd = static_cast<double>(y);
-  log_scale[b] = lgamma(md + 1) - lgamma(yd + 1) - lgamma(md - yd + 1) + yd * log(rho) +
-                 (md - yd) * log1p(-rho);
+  log_scale[b] = count_evidence_row(base_of[b], len, observed[b], rhos[b], n_max, out + b * len,
+                                    device_lgamma{});
 }
 
 // ---------------------------------------------------------------- the sampler
@@ -428,7 +330,7 @@ binomial_rows<T> binomial_rows_on_device(const std::int64_t* ns, const double* p
   const cudaStream_t s = resolve(stream_view{});
   scratch<std::int64_t> dn(B, s), dlow(B, s);
   scratch<double> dp(B, s);
-  scratch<window> dwin(B, s);
+  scratch<binomial_window> dwin(B, s);
   scratch<T> dtrunc(B, s);
   scratch<unsigned long long> dlong(1, s);
   to_device(dn.get(), ns, B, s);
