@@ -465,18 +465,49 @@ std::vector<T> log_prob_sum(const pmf_batch<T>& x, const pmf_batch<T>& y,
   return r;
 }
 
+namespace {
+
+// checks a batch_evidence against the batches it is applied to; returns its row length
 template <class T>
-batch_sum_posterior<T> condition_on_sum(const pmf_batch<T>& x, const pmf_batch<T>& y,
-                                        const std::vector<T>& likelihood) {
-  const char* f = "marg::condition_on_sum (pmf_batch)";
-  const std::int64_t sq = stride_of_second(f, x, y);
+int check_evidence(const char* f, const pmf_batch<T>& x, const pmf_batch<T>& y,
+                   const batch_evidence<T>& evidence) {
+  const int len = detail::length_checked(f, "length(x) + length(y) - 1",
+                                         std::int64_t{x.length()} + y.length() - 1);
+  MARG_EXPECTS(evidence.batch == x.batch(),
+               detail::bad_argument(f, "evidence.batch", evidence.batch,
+                                    ("x.batch() = " + std::to_string(x.batch())).c_str()));
+  MARG_EXPECTS(
+      evidence.length == len,
+      detail::bad_argument(f, "evidence.length", evidence.length,
+                           ("length(x) + length(y) - 1 = " + std::to_string(len)).c_str()));
+  MARG_EXPECTS(evidence.values.size() == static_cast<std::size_t>(x.batch()) * len,
+               detail::bad_argument(f, "evidence.values.size()",
+                                    static_cast<std::int64_t>(evidence.values.size()),
+                                    "evidence.batch * evidence.length"));
+  MARG_EXPECTS(evidence.log_scale.empty() ||
+                   evidence.log_scale.size() == static_cast<std::size_t>(x.batch()),
+               detail::bad_argument(f, "evidence.log_scale.size()",
+                                    static_cast<std::int64_t>(evidence.log_scale.size()),
+                                    "0 or evidence.batch"));
+  for (std::size_t b = 0; b < evidence.log_scale.size(); ++b)
+    MARG_EXPECTS(
+        !std::isnan(evidence.log_scale[b]) && evidence.log_scale[b] < INFINITY,
+        detail::bad_real_argument(f, ("evidence.log_scale[" + std::to_string(b) + "]").c_str(),
+                                  evidence.log_scale[b], "not NaN and < +inf"));
+  return len;
+}
+
+// the posteriors given the likelihood rows at `like` (checked; host or pool
+// memory), per-row log scales added to the log likelihoods when given (a row
+// whose scale is -inf is impossible)
+template <class T>
+batch_sum_posterior<T> posterior_given_evidence(const pmf_batch<T>& x, const pmf_batch<T>& y,
+                                                std::int64_t sq, const T* like, int len,
+                                                const std::vector<double>& log_scale) {
   const int B = x.batch(), m = x.length(), n = y.length();
-  const int len = check_over_sums(f, "likelihood", x, y, likelihood);
-  detail::check_weights(f, "likelihood", likelihood.data(),
-                        static_cast<std::int64_t>(likelihood.size()));
   // named references, not a structured binding: the lambda below captures
   // them, which clang before 16 rejects for bindings
-  auto rows = gradient_rows(x, y, sq, likelihood.data(), len);
+  auto rows = gradient_rows(x, y, sq, like, len);
   array<T>& gp = rows.first;
   array<T>& gq = rows.second;
   std::vector<T> ll(B);
@@ -489,8 +520,12 @@ batch_sum_posterior<T> condition_on_sum(const pmf_batch<T>& x, const pmf_batch<T
       const product_row<T> rx{x.data() + b * m, px, 1, m}, ry{y.data() + b * sq, py, 1, n};
       const long double sx = detail::normalize_into(rx, px, 1);
       const long double sy = detail::normalize_into(ry, py, 1);
-      if (sx > 0 && sy > 0) {
-        ll[b] = static_cast<T>(std::log(sx));
+      const double scale = log_scale.empty() ? 0 : log_scale[b];
+      if (sx > 0 && sy > 0 && scale > -INFINITY) {
+        // as sample_given_evidence: the row's log in T, its scale added in double
+        ll[b] = log_scale.empty()
+                    ? static_cast<T>(std::log(sx))
+                    : static_cast<T>(static_cast<double>(static_cast<T>(std::log(sx))) + scale);
       } else {
         ll[b] = -std::numeric_limits<T>::infinity();
         std::fill(px, px + m, T(0));
@@ -500,6 +535,34 @@ batch_sum_posterior<T> condition_on_sum(const pmf_batch<T>& x, const pmf_batch<T
   });
   return {std::move(ll), pmf_batch<T>(detail::trusted, std::move(gp), B, m, x.lowers()),
           pmf_batch<T>(detail::trusted, std::move(gq), B, n, lowers_of_second(x, y))};
+}
+
+}  // namespace
+
+template <class T>
+batch_sum_posterior<T> condition_on_sum(const pmf_batch<T>& x, const pmf_batch<T>& y,
+                                        const std::vector<T>& likelihood) {
+  const char* f = "marg::condition_on_sum (pmf_batch)";
+  const std::int64_t sq = stride_of_second(f, x, y);
+  const int len = check_over_sums(f, "likelihood", x, y, likelihood);
+  detail::check_weights(f, "likelihood", likelihood.data(),
+                        static_cast<std::int64_t>(likelihood.size()));
+  return posterior_given_evidence(x, y, sq, likelihood.data(), len, {});
+}
+
+template <class T>
+batch_sum_posterior<T> condition_on_sum(const pmf_batch<T>& x, const pmf_batch<T>& y,
+                                        const batch_evidence<T>& evidence) {
+  const char* f = "marg::condition_on_sum (pmf_batch, batch_evidence)";
+  const std::int64_t sq = stride_of_second(f, x, y);
+  const int len = check_evidence(f, x, y, evidence);
+  // the rows are checked on the host (with the CUDA backend their pages come
+  // over once, and go back for the two batched products)
+  const T* like = evidence.values.data();
+  detail::prepare_host_access(like, evidence.values.size() * sizeof(T), evidence.values.stream());
+  detail::check_weights(f, "evidence.values", like,
+                        static_cast<std::int64_t>(evidence.values.size()));
+  return posterior_given_evidence(x, y, sq, like, len, evidence.log_scale);
 }
 
 template <class T>
@@ -700,27 +763,7 @@ batch_joint_draws<T> sample_given_evidence_with(const pmf_batch<T>& x, const pmf
                                                 const std::vector<double>& u) {
   const char* f = "marg::sample_given_evidence (pmf_batch, batch_evidence)";
   stride_of_second(f, x, y);
-  const int len = detail::length_checked(f, "length(x) + length(y) - 1",
-                                         std::int64_t{x.length()} + y.length() - 1);
-  MARG_EXPECTS(evidence.batch == x.batch(),
-               bad_argument(f, "evidence.batch", evidence.batch,
-                            ("x.batch() = " + std::to_string(x.batch())).c_str()));
-  MARG_EXPECTS(evidence.length == len,
-               bad_argument(f, "evidence.length", evidence.length,
-                            ("length(x) + length(y) - 1 = " + std::to_string(len)).c_str()));
-  MARG_EXPECTS(
-      evidence.values.size() == static_cast<std::size_t>(x.batch()) * len,
-      bad_argument(f, "evidence.values.size()", static_cast<std::int64_t>(evidence.values.size()),
-                   "evidence.batch * evidence.length"));
-  MARG_EXPECTS(
-      evidence.log_scale.empty() ||
-          evidence.log_scale.size() == static_cast<std::size_t>(x.batch()),
-      bad_argument(f, "evidence.log_scale.size()",
-                   static_cast<std::int64_t>(evidence.log_scale.size()), "0 or evidence.batch"));
-  for (std::size_t b = 0; b < evidence.log_scale.size(); ++b)
-    MARG_EXPECTS(!std::isnan(evidence.log_scale[b]) && evidence.log_scale[b] < INFINITY,
-                 bad_real_argument(f, ("evidence.log_scale[" + std::to_string(b) + "]").c_str(),
-                                   evidence.log_scale[b], "not NaN and < +inf"));
+  check_evidence(f, x, y, evidence);
   const T* like = evidence.values.data();
 #if MARG_WITH_CUDA
   if (!gpu::active())
@@ -745,6 +788,8 @@ template class pmf_batch<double>;
                                                       const std::vector<T>&);                   \
   template batch_sum_posterior<T> condition_on_sum<T>(const pmf_batch<T>&, const pmf_batch<T>&, \
                                                       const std::vector<std::int64_t>&);        \
+  template batch_sum_posterior<T> condition_on_sum<T>(const pmf_batch<T>&, const pmf_batch<T>&, \
+                                                      const batch_evidence<T>&);                \
   template batch_sum_gradient<T> sum_grad<T>(const pmf_batch<T>&, const pmf_batch<T>&,          \
                                              const std::vector<T>&);                            \
   template batch_joint_draws<T> detail::sample_given_sum_with<T>(                               \

@@ -1,7 +1,8 @@
 // The batched distributions' device paths (binomial_batch, negation,
 // binomial_count_evidence, sample_given_evidence on the CUDA backend) against
 // the host path with the same inputs and uniforms, and binomial_count_evidence
-// against a long double reference on every backend.
+// against a long double reference on every backend; condition_on_sum on a
+// batch_evidence against a long double reference on every backend.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -57,6 +58,25 @@ marg::pmf_batch<T> small_binomials(rng& g, int B, int nmax) {
   return marg::binomial_batch<T>(ns, ps, 1e-17);
 }
 
+// per-row parameters of binomial_count_evidence: offsets 40..100, counts
+// 0..80, rho 0, 1 or in (0.01, 0.99)
+struct count_rows {
+  std::vector<std::int64_t> offsets, observed;
+  std::vector<double> rhos;
+};
+
+count_rows count_params(rng& g, int B) {
+  count_rows r{std::vector<std::int64_t>(B), std::vector<std::int64_t>(B), std::vector<double>(B)};
+  std::uniform_int_distribution<int> off(0, 60), obs(0, 80), kind(0, 7);
+  std::uniform_real_distribution<double> u(0.01, 0.99);
+  for (int b = 0; b < B; ++b) {
+    r.offsets[b] = off(g) + 40, r.observed[b] = obs(g);
+    const int k = kind(g);
+    r.rhos[b] = k == 0 ? 0.0 : k == 1 ? 1.0 : u(g);
+  }
+  return r;
+}
+
 }  // namespace
 
 TEMPLATE_TEST_CASE("batch device: binomial_count_evidence against long double", "[distributions]",
@@ -67,15 +87,7 @@ TEMPLATE_TEST_CASE("batch device: binomial_count_evidence against long double", 
     CAPTURE(B);
     const auto x = small_binomials<T>(g, B, 120);
     const auto y = -small_binomials<T>(g, B, 40);
-    std::vector<std::int64_t> offsets(B), observed(B);
-    std::vector<double> rhos(B);
-    std::uniform_int_distribution<int> off(0, 60), obs(0, 80), kind(0, 7);
-    std::uniform_real_distribution<double> u(0.01, 0.99);
-    for (int b = 0; b < B; ++b) {
-      offsets[b] = off(g) + 40, observed[b] = obs(g);
-      const int k = kind(g);
-      rhos[b] = k == 0 ? 0.0 : k == 1 ? 1.0 : u(g);
-    }
+    const auto [offsets, observed, rhos] = count_params(g, B);
     const std::int64_t n_max = 150;
     const auto e = marg::binomial_count_evidence(x, y, offsets, observed, rhos, n_max);
     REQUIRE(e.batch == B);
@@ -142,6 +154,220 @@ TEMPLATE_TEST_CASE("batch device: sample_given_evidence on a batch_evidence equa
                     Catch::Contains("observed[0]") && Catch::Contains("-3"));
   CHECK_THROWS_WITH(marg::binomial_count_evidence(x, y, {1, 2}, {3}, rhos, 200),
                     Catch::Contains("offsets.size()") && Catch::Contains("2"));
+}
+
+// ---------------------------------------------------------------- condition_on_sum on a
+// batch_evidence
+
+namespace {
+
+// the reference posterior of one row given evidence values L over the sums (in
+// long double, the double loop over the joint): log sum_{i,j} p_i q_j L(i + j)
+// and the normalized marginals
+struct ref_posterior {
+  real log_likelihood;
+  std::vector<real> first, second;
+};
+
+template <class T, class Like>
+ref_posterior reference_posterior(const T* p, int m, const T* q, int n, Like&& like) {
+  ref_posterior r{0, std::vector<real>(m, 0), std::vector<real>(n, 0)};
+  real total = 0;
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      const real w = static_cast<real>(p[i]) * static_cast<real>(q[j]) * like(i + j);
+      r.first[i] += w;
+      r.second[j] += w;
+      total += w;
+    }
+  r.log_likelihood = std::log(total);
+  if (total > 0) {
+    for (auto& v : r.first) v /= total;
+    for (auto& v : r.second) v /= total;
+  }
+  return r;
+}
+
+// checks a batched posterior's row b against the reference: relative error
+// tol, plus `floor` (absolute, on the posteriors and on the log likelihood)
+template <class T>
+void check_row(const marg::batch_sum_posterior<T>& post, const marg::pmf_batch<T>& x,
+               const marg::pmf_batch<T>& y, int b, const ref_posterior& want, double tol,
+               real floor = 0) {
+  const int m = x.length(), n = y.length();  // posterior rows: B of each, y shared or not
+  if (!(want.log_likelihood > -std::numeric_limits<real>::infinity())) {
+    CHECK(std::isinf(post.log_likelihood[b]));
+    CHECK(post.log_likelihood[b] < 0);
+    for (int i = 0; i < m; ++i) CHECK(post.first.data()[std::int64_t{b} * m + i] == T(0));
+    for (int j = 0; j < n; ++j) CHECK(post.second.data()[std::int64_t{b} * n + j] == T(0));
+    return;
+  }
+  const real ll = post.log_likelihood[b];
+  CAPTURE(static_cast<double>(ll), static_cast<double>(want.log_likelihood), floor);
+  // the evidence rows cannot resolve this row's mass in T: zero is a right answer
+  if (std::isinf(ll) && floor >= 1) return;
+  CHECK(std::fabs(ll - want.log_likelihood) <= tol * (1 + std::fabs(want.log_likelihood)) + floor);
+  const auto close = [&](real got, real ref) {
+    return std::fabs(got - ref) <= tol * ref + 4 * std::numeric_limits<T>::min() + floor;
+  };
+  for (int i = 0; i < m; ++i) {
+    const real got = post.first.data()[std::int64_t{b} * m + i];
+    CAPTURE(i, static_cast<double>(got), static_cast<double>(want.first[i]));
+    CHECK(close(got, want.first[i]));
+  }
+  for (int j = 0; j < n; ++j) {
+    const real got = post.second.data()[std::int64_t{b} * n + j];
+    CAPTURE(j, static_cast<double>(got), static_cast<double>(want.second[j]));
+    CHECK(close(got, want.second[j]));
+  }
+  CHECK(post.first.lowers()[b] == x.lowers()[b]);
+  CHECK(post.second.lowers()[b] == y.lowers()[y.batch() == 1 ? 0 : b]);
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE(
+    "batch evidence: condition_on_sum on binomial_count_evidence against long double",
+    "[distributions]", MARG_DIST_CONFIGS) {
+  using T = typename TestType::T;
+  MARG_RANDOM_CASE(TestType);
+  // the posteriors' sums of products in T: a few units of T's epsilon per term
+  const double tol = 20 * marg::test::tolerance<T>();
+  for (const int B : {1, 2, 7, 61}) {
+    for (const bool shared : {false, true}) {
+      CAPTURE(B, shared);
+      const auto x = small_binomials<T>(g, B, 120);
+      const auto y = -small_binomials<T>(g, shared ? 1 : B, 40);
+      // named references, not a structured binding: the reference's lambda
+      // captures them, which clang before 16 rejects for bindings
+      const auto params = count_params(g, B);
+      const auto& offsets = params.offsets;
+      const auto& observed = params.observed;
+      const auto& rhos = params.rhos;
+      const std::int64_t n_max = 150;
+      const auto e = marg::binomial_count_evidence(x, y, offsets, observed, rhos, n_max);
+      const auto post = marg::condition_on_sum(x, y, e);
+      REQUIRE(post.first.batch() == B);
+      REQUIRE(post.second.batch() == B);
+      const int m = x.length(), n = y.length();
+      const std::int64_t sq = shared ? 0 : n;
+      for (int b = 0; b < B; ++b) {
+        CAPTURE(b, offsets[b], observed[b], rhos[b]);
+        const std::int64_t base = offsets[b] + x.lowers()[b] + y.lowers()[shared ? 0 : b];
+        // the likelihood from its definition, not from the evidence rows
+        const auto want = reference_posterior(
+            x.data() + std::int64_t{b} * m, m, y.data() + b * sq, n, [&](int z) -> real {
+              const std::int64_t N = base + z;
+              return N > n_max ? 0 : ref_count_likelihood(N, observed[b], rhos[b]);
+            });
+        // the evidence rows hold L / exp(log_scale) in T: each value off by up to
+        // half of T's smallest subnormal, which the posterior divides by the
+        // row's scaled sum
+        const real scaled_sum =
+            std::isinf(e.log_scale[b]) ? 1 : std::exp(want.log_likelihood - e.log_scale[b]);
+        check_row(post, x, y, b, want, tol,
+                  e.length * std::numeric_limits<T>::denorm_min() / scaled_sum);
+      }
+    }
+  }
+}
+
+TEMPLATE_TEST_CASE("batch evidence: condition_on_sum on given rows and scales against long double",
+                   "[distributions]", MARG_DIST_CONFIGS) {
+  using T = typename TestType::T;
+  MARG_RANDOM_CASE(TestType);
+  const double tol = 20 * marg::test::tolerance<T>();
+  for (const int B : {1, 3, 13}) {
+    for (const bool scaled : {true, false}) {
+      CAPTURE(B, scaled);
+      const auto x = small_binomials<T>(g, B, 50);
+      const auto y = small_binomials<T>(g, B, 20);
+      const int m = x.length(), n = y.length(), len = m + n - 1;
+      marg::batch_evidence<T> e;
+      e.batch = B;
+      e.length = len;
+      std::vector<T> v(static_cast<std::size_t>(B) * len);
+      std::uniform_real_distribution<double> u(0, 1), s(-300, 300);
+      for (auto& w : v) w = u(g) < 0.2 ? T(0) : static_cast<T>(u(g));
+      if (B > 1)  // a row that is zero everywhere
+        std::fill(v.begin() + len, v.begin() + 2 * len, T(0));
+      if (scaled) {
+        e.log_scale.resize(B);
+        for (auto& l : e.log_scale) l = s(g);
+        if (B > 2) e.log_scale[2] = -std::numeric_limits<double>::infinity();
+      }
+      e.values = marg::array<T>(v.size());
+      std::copy(v.begin(), v.end(), e.values.data());
+      const auto post = marg::condition_on_sum(x, y, e);
+      for (int b = 0; b < B; ++b) {
+        CAPTURE(b);
+        const double scale = scaled ? e.log_scale[b] : 0;
+        auto want =
+            reference_posterior(x.data() + std::int64_t{b} * m, m, y.data() + std::int64_t{b} * n,
+                                n, [&](int z) -> real { return v[std::int64_t{b} * len + z]; });
+        if (std::isinf(scale)) want.log_likelihood = -std::numeric_limits<real>::infinity();
+        want.log_likelihood += scale;
+        check_row(post, x, y, b, want, tol);
+      }
+      // the std::vector overload on the same rows: the same posteriors, bit for
+      // bit, and the log likelihoods without the scales
+      const auto plain = marg::condition_on_sum(x, y, v);
+      for (int b = 0; b < B; ++b) {
+        CAPTURE(b);
+        const double scale = scaled ? e.log_scale[b] : 0;
+        if (std::isinf(plain.log_likelihood[b]) || std::isinf(scale)) continue;
+        CHECK(post.log_likelihood[b] ==
+              static_cast<T>(static_cast<double>(plain.log_likelihood[b]) + scale));
+        for (int i = 0; i < m; ++i)
+          CHECK(post.first.data()[std::int64_t{b} * m + i] ==
+                plain.first.data()[std::int64_t{b} * m + i]);
+        for (int j = 0; j < n; ++j)
+          CHECK(post.second.data()[std::int64_t{b} * n + j] ==
+                plain.second.data()[std::int64_t{b} * n + j]);
+      }
+    }
+  }
+}
+
+TEMPLATE_TEST_CASE("batch evidence: condition_on_sum names bad evidence", "[distributions]",
+                   MARG_DIST_CONFIGS) {
+  using T = typename TestType::T;
+  MARG_RANDOM_CASE(TestType);
+  const int B = 5;
+  const auto x = small_binomials<T>(g, B, 30);
+  const auto y = small_binomials<T>(g, B, 10);
+  const int len = x.length() + y.length() - 1;
+  const auto good = [&] {
+    marg::batch_evidence<T> e;
+    e.batch = B;
+    e.length = len;
+    e.values = marg::array<T>(static_cast<std::size_t>(B) * len);
+    std::fill(e.values.data(), e.values.data() + e.values.size(), T(1));
+    return e;
+  };
+  auto e = good();
+  e.batch = B + 2;
+  CHECK_THROWS_AS(marg::condition_on_sum(x, y, e), marg::invalid_argument);
+  CHECK_THROWS_WITH(marg::condition_on_sum(x, y, e),
+                    Catch::Contains("evidence.batch") && Catch::Contains(std::to_string(B + 2)));
+  e = good();
+  e.length = len + 1;
+  CHECK_THROWS_WITH(marg::condition_on_sum(x, y, e),
+                    Catch::Contains("evidence.length") && Catch::Contains(std::to_string(len + 1)));
+  e = good();
+  e.values.data()[len + 3] = T(-0.5);
+  CHECK_THROWS_WITH(marg::condition_on_sum(x, y, e),
+                    Catch::Contains("evidence.values") && Catch::Contains("-0.5"));
+  e = good();
+  e.values.data()[2] = std::numeric_limits<T>::quiet_NaN();
+  CHECK_THROWS_WITH(marg::condition_on_sum(x, y, e), Catch::Contains("evidence.values"));
+  e = good();
+  e.log_scale.assign(B, 0.0);
+  e.log_scale[4] = std::numeric_limits<double>::quiet_NaN();
+  CHECK_THROWS_WITH(marg::condition_on_sum(x, y, e), Catch::Contains("evidence.log_scale[4]"));
+  e = good();
+  e.log_scale.assign(B - 1, 0.0);
+  CHECK_THROWS_WITH(marg::condition_on_sum(x, y, e), Catch::Contains("evidence.log_scale.size()"));
 }
 
 // ---------------------------------------------------------------- device against host

@@ -311,6 +311,26 @@ batch_evidence<T> binomial_count_evidence(const pmf_batch<T>& x, const pmf_batch
                                           const std::vector<double>& rhos,
                                           std::int64_t n_max = INT64_MAX);
 
+/// Row-wise soft evidence on x_b + y_b held as a batch_evidence (e.g. from
+/// binomial_count_evidence): the posteriors of x_b and y_b given it, as the
+/// std::vector overload computes them (one convolve_grad_p_batched and one
+/// convolve_grad_q_batched call on the current backend, then the rows
+/// normalized on the host in parallel). The evidence rows are checked on the
+/// host; with the CUDA backend their pages migrate to the host for that check
+/// and back for the products. Rows are identical for any thread count.
+/// @param x batch
+/// @param y batch of x.batch() rows, or 1 row shared by every row
+/// @param evidence x.batch() rows of length x.length() + y.length() - 1, values finite and
+///        >= 0; log_scale empty or x.batch() values, none NaN or +inf
+/// @return per row log sum_z P(x_b + y_b = z) L_b(z) + log_scale[b] (the sum's log rounded
+///         to T, the scale added in double, as sample_given_evidence does; -inf where the sum
+///         is 0 or log_scale[b] is -inf, the posterior rows then all zero) and the posterior
+///         rows on the padded supports of x and y; marg::invalid_argument naming the argument
+///         and value on bad input
+template <class T>
+batch_sum_posterior<T> condition_on_sum(const pmf_batch<T>& x, const pmf_batch<T>& y,
+                                        const batch_evidence<T>& evidence);
+
 namespace detail {
 /// sample_given_sum with the uniforms given: u[2b] picks x_b on the diagonal
 /// (u[2b + 1] is unused, kept so both samplers read two uniforms per row).
