@@ -119,6 +119,34 @@ void batches() {
   expect(predicted.batch() == 1000, "batch of 1000 rows");
 }
 
+void evidence_on_device() {
+  // [snippet: batch-evidence]
+  // one SIR step for 1000 particles: i_t = i_{t-1} + new infections - recoveries,
+  // then 41 cases reported, each case reported with probability 0.6
+  const int B = 1000;
+  std::vector<std::int64_t> susceptible(B), infected(B);
+  std::vector<double> p_inf(B, 0.05), p_rec(B, 0.3);
+  for (int b = 0; b < B; ++b) susceptible[b] = 700 - b % 50, infected[b] = 30 + b % 20;
+  const auto infections = marg::binomial_batch<double>(susceptible, p_inf);
+  const auto recoveries = -marg::binomial_batch<double>(infected, p_rec);  // negated rows
+  // N = i_{t-1} + z over the sums z of infections + (-recoveries); at most 763 people
+  const marg::batch_evidence<> evidence =
+      marg::binomial_count_evidence(infections, recoveries, infected, {41}, {0.6}, 763);
+  std::mt19937_64 rng(7);
+  const auto draws = marg::sample_given_evidence(infections, recoveries, evidence, rng);
+  const auto post = marg::condition_on_sum(infections, recoveries, evidence);
+  std::printf(
+      "particle 0: log weight %.4f, drew %lld infections and %lld recoveries, "
+      "posterior mean of infections %.3f\n",
+      draws.log_likelihood[0], static_cast<long long>(draws.first[0]),
+      static_cast<long long>(-draws.second[0]), post.first.row(0).mean());
+  // [end]
+  // the two overloads sum the same products in other orders
+  expect(std::fabs(draws.log_likelihood[0] - post.log_likelihood[0]) < 1e-9,
+         "sample_given_evidence and condition_on_sum agree on the log weight");
+  expect(draws.first[0] >= 0 && draws.second[0] <= 0, "draws on the supports");
+}
+
 void precision() {
   // [snippet: float]
   const marg::pmf<float> xf = marg::binomial<float>(1000, 0.5);  // float: half the memory
@@ -200,6 +228,7 @@ int main() {
   observe();
   gradients();
   batches();
+  evidence_on_device();
   precision();
   backends();
   numeric_layer();
