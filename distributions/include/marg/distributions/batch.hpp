@@ -11,7 +11,9 @@
 ///
 /// The per-row host work (checks, posterior normalization, hard evidence,
 /// sampling, factories) runs on marg::cpu_threads() threads over chunks of rows
-/// fixed by the batch shape, so results never depend on the thread count.
+/// fixed by the batch shape, so results never depend on the thread count. With
+/// the CUDA backend, binomial_batch, negation, binomial_count_evidence and
+/// sample_given_evidence do their row work on the device instead (see each).
 /// Products of probabilities and likelihoods are formed in double for float
 /// rows, and in double with a long double fallback (for rows where a product
 /// would leave the normal range) for double rows, before normalization: a
@@ -166,7 +168,8 @@ class pmf_batch {
 /// window (less than 2 tail; an upper estimate within 0.1%). n = 0 or p = 0
 /// gives the point mass at 0, p = 1 the point mass at n. The padded length is
 /// the longest window. Rows are built in parallel (marg::cpu_threads()),
-/// without per-row allocations.
+/// without per-row allocations; with the CUDA backend on the device, one
+/// thread per row, the same values bit for bit.
 /// @tparam T float or double
 /// @param ns trials per row, each in 0..INT_MAX-1 (at least one row)
 /// @param ps success probability per row, each in [0, 1] (ns.size() values)
@@ -190,7 +193,7 @@ pmf_batch<T> operator+(const pmf_batch<T>& x, const pmf_batch<T>& y);
 template <class T>
 pmf_batch<T> operator+(const pmf_batch<T>& x, const pmf<T>& y);
 
-/// Row-wise negation.
+/// Row-wise negation (the rows reversed; on the device with the CUDA backend).
 /// @param x batch
 /// @return the batch of -x_b
 template <class T>
