@@ -1,0 +1,354 @@
+// Float correlation on tensor cores with float accuracy: 3xTF32 on mma.sync.m16n8k8.
+//
+// A warp owns NT consecutive tiles of 128 outputs. For one tile at J and the
+// k-step s0 (s in [s0, s0 + 8)), the 16x8 output block D[r][c] = out_{J+r+16c}
+// gets  sum_s A[r][s] B[s][c]  with A[r][s] = a_{s-r} (a Toeplitz block of
+// taps, 0 outside 0..la-1) and B[s][c] = X_{J+16c+s}: summed over every s0,
+// D[r][c] = sum_k a_k X_{J+r+16c+k}. A depends on s0 only, so the warp loads
+// it once per k-step for all its tiles; B is 64 values of X per tile. The k
+// order inside an mma is free: mma column t holds s = 2t and column t + 4
+// holds s = 2t + 1, so a lane's two B values are adjacent (one 8-byte load)
+// and its A values come from records of tap pairs.
+//
+// 3xTF32: v = big + small, D += Ab Bb (main), C += Ab Bs + As Bb (correction,
+// 2^-11 smaller), As Bs dropped. Taps are split once while staging (rounded to
+// nearest); X is staged raw and split per fragment (big = v with the low 13
+// bits cleared, small = v - big exact, then cleared likewise), which halves
+// the shared-memory traffic of the dominant operand. Main and correction
+// accumulators restart every 16 k-steps and are added into a running fp32
+// total: tensor-core accumulation truncates, so chains stay short.
+//
+// Staging, tap split over a cluster and the deterministic reduction through
+// distributed shared memory follow kernels/tiled.cuh. Not installed.
+#pragma once
+
+#include <cooperative_groups.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "../cuda_check.hpp"
+#include "correlation.cuh"
+
+namespace marg::detail::cuda {
+
+/// Shape of one variant of the 3xTF32 kernel.
+/// @tparam NT_ tiles of 128 outputs per warp
+/// @tparam WJ_ warps per block (along the outputs)
+/// @tparam KC_ s values (taps) per shared-memory stage, a multiple of 128
+/// @tparam MinBlocks_ blocks per multiprocessor asked of the register allocator
+template <int NT_, int WJ_, int KC_, int MinBlocks_>
+struct mma_tf32_tuning {
+  static constexpr int NT = NT_, WJ = WJ_, KC = KC_, min_blocks = MinBlocks_;
+  static constexpr int TJ = 128 * NT * WJ;  ///< outputs per block
+  static constexpr int threads = 32 * WJ;
+  static constexpr int flush = 16;                    ///< k-steps per accumulator chain
+  static constexpr int XL = TJ + KC;                  ///< staged X values per stage
+  static constexpr int xs_len = (XL + 15) / 16 * 24;  ///< 8 words of padding per 16
+  static constexpr int out_len = TJ + TJ / 4;         ///< padded output tile
+  static constexpr int union_len = xs_len > out_len ? xs_len : out_len;
+  static constexpr int records = KC + 16;  ///< tap-pair records per stage
+  static constexpr int nx = (XL + threads - 1) / threads;
+  static constexpr int na = (records + threads - 1) / threads;
+  static_assert(KC % (8 * flush) == 0, "a stage holds whole accumulator chains");
+};
+
+__device__ __forceinline__ std::int64_t tf32_min64(std::int64_t x, std::int64_t y) {
+  return x < y ? x : y;
+}
+__device__ __forceinline__ std::int64_t tf32_max64(std::int64_t x, std::int64_t y) {
+  return x > y ? x : y;
+}
+
+/// X layout in shared memory: 8 words of padding after every 16, so that the
+/// four 8-word runs of a half-warp's fragment load (X at 16 g + 2 t, g < 4)
+/// start 24 words apart: distinct banks for any start.
+__device__ __forceinline__ int mma_xs_index(int p) {
+  return p + 8 * (p >> 4);
+}
+
+/// Output tile layout: 8 words of padding per 32 so that the accumulator
+/// stores (outputs g + 32 t, g = 0..7, t = 0..3) hit 32 distinct banks.
+__device__ __forceinline__ int mma_out_index(int o) {
+  return o + 8 * (o >> 5);
+}
+
+/// @return v rounded to nearest TF32 (low 13 bits zero)
+__device__ __forceinline__ std::uint32_t tf32_rna(float v) {
+  std::uint32_t r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(v));
+  return r;
+}
+
+/// d += a b on the tensor cores (m16n8k8, TF32 inputs, fp32 accumulators).
+__device__ __forceinline__ void mma_m16n8k8_tf32(float (&d)[4], const std::uint32_t (&a)[4],
+                                                 std::uint32_t b0, std::uint32_t b1) {
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+/// The work of one block of the 3xTF32 kernel.
+template <class C>
+struct mma_tf32_agent {
+  float* xs;   // staged X, raw, mma_xs_index layout (aliased by the output tile)
+  float4* ts;  // tap records: (big a_k, big a_k+1, small a_k, small a_k+1)
+
+  // loads one stage (s from S: X from J0 + S, tap records from S - 16) into registers
+  __device__ void fetch(const correlation_view<float>& c, const float* a, const float* x,
+                        std::int64_t J0, std::int64_t S, float (&rx)[C::nx],
+                        float (&ra)[2 * C::na]) const {
+#pragma unroll
+    for (int i = 0; i < C::nx; ++i) {
+      const int p = threadIdx.x + i * C::threads;
+      const std::int64_t t = J0 + S + p - c.lead;
+      rx[i] = (p < C::XL && t >= 0 && t < c.lx) ? x[t * c.x_step] : 0.f;
+    }
+#pragma unroll
+    for (int i = 0; i < C::na; ++i) {
+      const int r = threadIdx.x + i * C::threads;
+      const std::int64_t k = S - 16 + r;
+      const bool in = r < C::records;
+      ra[2 * i] = (in && k >= 0 && k < c.la) ? a[k * c.a_step] : 0.f;
+      ra[2 * i + 1] = (in && k + 1 >= 0 && k + 1 < c.la) ? a[(k + 1) * c.a_step] : 0.f;
+    }
+  }
+
+  __device__ void store(const float (&rx)[C::nx], const float (&ra)[2 * C::na]) const {
+#pragma unroll
+    for (int i = 0; i < C::nx; ++i) {
+      const int p = threadIdx.x + i * C::threads;
+      if (p < C::XL) xs[mma_xs_index(p)] = rx[i];
+    }
+#pragma unroll
+    for (int i = 0; i < C::na; ++i) {
+      const int r = threadIdx.x + i * C::threads;
+      if (r < C::records) {
+        const std::uint32_t b0 = tf32_rna(ra[2 * i]), b1 = tf32_rna(ra[2 * i + 1]);
+        const std::uint32_t s0 = tf32_rna(ra[2 * i] - __uint_as_float(b0));
+        const std::uint32_t s1 = tf32_rna(ra[2 * i + 1] - __uint_as_float(b1));
+        ts[r] = make_float4(__uint_as_float(b0), __uint_as_float(b1), __uint_as_float(s0),
+                            __uint_as_float(s1));
+      }
+    }
+  }
+
+  // one chain of 16 k-steps q = q0 + u (stage-relative, s0 = S + 8q, q0 a
+  // multiple of 16): the warp's NT tiles, fresh main and correction
+  // accumulators, added into tot. Full: every tile takes every k-step;
+  // otherwise tile i takes the k-steps in [qlo[i], qhi[i]]. Shared addresses
+  // are a lane constant plus immediates.
+  template <bool Full>
+  __device__ __forceinline__ void chain(int q0, const int (&qlo)[C::NT], const int (&qhi)[C::NT],
+                                        float (&tot)[C::NT][4]) const {
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int g = lane >> 2, t = lane & 3;
+    constexpr std::uint32_t mask = 0xffffe000u;
+    // tap records s0 + 2t - g and 8 below; X at stage offset p = tile + 8q + 16g + 2t,
+    // padded: p + 8 (p >> 4) = 1.5 tile + 24 g + 2 t + 12 q0 + 8 u + 8 (u >> 1)
+    const float4* tsl = ts + 8 * q0 + 16 + 2 * t - g;
+    const float* xsl = xs + warp * C::NT * 192 + 12 * q0 + 24 * g + 2 * t;
+    float d[C::NT][4], e[C::NT][4];
+#pragma unroll
+    for (int i = 0; i < C::NT; ++i)
+#pragma unroll
+      for (int v = 0; v < 4; ++v) d[i][v] = 0.f, e[i][v] = 0.f;
+#pragma unroll
+    for (int u = 0; u < C::flush; ++u) {
+      const int q = q0 + u;
+      if constexpr (!Full) {
+        bool any = false;
+#pragma unroll
+        for (int i = 0; i < C::NT; ++i) any |= q >= qlo[i] && q <= qhi[i];
+        if (!any) continue;  // warp-uniform
+      }
+      // A: a0 = a[s0+2t-g], a2 = a[s0+2t+1-g]; a1, a3: the same 8 taps lower
+      const float4 ra = tsl[8 * u];
+      const float4 rb = tsl[8 * u - 8];
+      const std::uint32_t ab[4] = {__float_as_uint(ra.x), __float_as_uint(rb.x),
+                                   __float_as_uint(ra.y), __float_as_uint(rb.y)};
+      const std::uint32_t as[4] = {__float_as_uint(ra.z), __float_as_uint(rb.z),
+                                   __float_as_uint(ra.w), __float_as_uint(rb.w)};
+#pragma unroll
+      for (int i = 0; i < C::NT; ++i) {
+        if constexpr (!Full) {
+          if (q < qlo[i] || q > qhi[i]) continue;  // warp-uniform: only zeros of X here
+        }
+        // B: b0 = X[J+s0+16g+2t], b1 = the next one
+        const float2 xv = *reinterpret_cast<const float2*>(xsl + i * 192 + 8 * u + 8 * (u >> 1));
+        const std::uint32_t xb0 = __float_as_uint(xv.x) & mask;
+        const std::uint32_t xb1 = __float_as_uint(xv.y) & mask;
+        const std::uint32_t xs0 = __float_as_uint(xv.x - __uint_as_float(xb0)) & mask;
+        const std::uint32_t xs1 = __float_as_uint(xv.y - __uint_as_float(xb1)) & mask;
+        mma_m16n8k8_tf32(e[i], ab, xs0, xs1);
+        mma_m16n8k8_tf32(d[i], ab, xb0, xb1);
+        mma_m16n8k8_tf32(e[i], as, xb0, xb1);
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < C::NT; ++i)
+#pragma unroll
+      for (int v = 0; v < 4; ++v) tot[i][v] += d[i][v] + e[i][v];
+  }
+
+  // one stage: tile i takes the k-steps in [qlo[i], qhi[i]]; [qa, qb] is their union
+  __device__ void compute(int qa, int qb, const int (&qlo)[C::NT], const int (&qhi)[C::NT],
+                          float (&tot)[C::NT][4]) const {
+    for (int q0 = 0; q0 < C::KC / 8; q0 += C::flush) {
+      if (q0 + C::flush - 1 < qa || q0 > qb) continue;
+      bool full = true;
+#pragma unroll
+      for (int i = 0; i < C::NT; ++i) full = full && qlo[i] <= q0 && qhi[i] >= q0 + C::flush - 1;
+      if (full)
+        chain<true>(q0, qlo, qhi, tot);
+      else
+        chain<false>(q0, qlo, qhi, tot);
+    }
+  }
+
+  // one problem's tile; returns with the block's partial sums at xs[mma_out_index(o)], o < TJ
+  __device__ void run_tile(const correlation_view<float>& c, const float* a, const float* x,
+                           std::int64_t J0, int kt, int ck) const {
+    const int warp = threadIdx.x / 32;
+    float tot[C::NT][4];
+#pragma unroll
+    for (int i = 0; i < C::NT; ++i)
+#pragma unroll
+      for (int v = 0; v < 4; ++v) tot[i][v] = 0.f;
+    // s values where the block's tiles meet nonzero taps and X: tile J_i at
+    // s reads X_{J_i+16c+s}, c < 8, and taps a_{s-r}, r < 16
+    const std::int64_t jend = tf32_min64(J0 + C::TJ, c.lout);
+    const std::int64_t jlast = J0 + (jend - 1 - J0) / 128 * 128;
+    const std::int64_t slo = tf32_max64(0, std::int64_t{c.lead} - jlast - 119);
+    const std::int64_t shi =
+        tf32_min64(std::int64_t{c.la} + 14, std::int64_t{c.lead} + c.lx - 1 - J0);
+    const std::int64_t nst = shi >= slo ? (shi - slo + C::KC) / C::KC : 0;
+    const std::int64_t per = (nst + ck - 1) / ck;
+    const std::int64_t st0 = tf32_min64(nst, kt * per), st1 = tf32_min64(nst, st0 + per);
+    float rx[C::nx], ra[2 * C::na];
+    if (st0 < st1) fetch(c, a, x, J0, slo + st0 * C::KC, rx, ra);
+    for (std::int64_t st = st0; st < st1; ++st) {
+      const std::int64_t S = slo + st * C::KC;
+      __syncthreads();  // the previous stage is consumed
+      store(rx, ra);
+      __syncthreads();
+      if (st + 1 < st1) fetch(c, a, x, J0, S + C::KC, rx, ra);  // in flight during compute
+      // k-steps of each tile that meet X inside [lead, lead + lx)
+      int qlo[C::NT], qhi[C::NT];
+      int qa = C::KC / 8, qb = -1;
+      const std::int64_t qend = tf32_min64(C::KC / 8 - 1, (shi - S) >> 3);
+#pragma unroll
+      for (int i = 0; i < C::NT; ++i) {
+        const std::int64_t Ji = J0 + (warp * C::NT + i) * 128;
+        // s0 >= lead - Ji - 119 and s0 <= lead + lx - 1 - Ji, s0 = S + 8q
+        const std::int64_t lo = std::int64_t{c.lead} - Ji - 119 - S;
+        const std::int64_t hi = std::int64_t{c.lead} + c.lx - 1 - Ji - S;
+        const std::int64_t l = lo <= 0 ? 0 : (lo + 7) >> 3;
+        const std::int64_t h = Ji >= c.lout || hi < 0 ? -1 : tf32_min64(qend, hi >> 3);
+        qlo[i] = static_cast<int>(tf32_min64(l, C::KC / 8));
+        qhi[i] = static_cast<int>(h);
+        if (qlo[i] <= qhi[i]) qa = min(qa, qlo[i]), qb = max(qb, qhi[i]);
+      }
+      compute(qa, qb, qlo, qhi, tot);
+    }
+    __syncthreads();  // every warp is done with xs
+    const int lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int i = 0; i < C::NT; ++i) {
+      // c0: D[g][2t] = out_{g+32t}; c1: D[g][2t+1] (+16); c2: D[g+8][2t] (+8); c3 (+24)
+      const int o = (warp * C::NT + i) * 128 + g + 32 * t;
+      xs[mma_out_index(o)] = tot[i][0];
+      xs[mma_out_index(o + 16)] = tot[i][1];
+      xs[mma_out_index(o + 8)] = tot[i][2];
+      xs[mma_out_index(o + 24)] = tot[i][3];
+    }
+  }
+};
+
+/// One tile (blockIdx.x) x one tap split (blockIdx.y, the cluster rank) x
+/// problems blockIdx.z, blockIdx.z + gridDim.z, ...
+template <class C>
+__global__ void __launch_bounds__(C::threads, C::min_blocks)
+    kernel_banded_mma_tf32(const correlation_view<float> c) {
+  __shared__ __align__(16) float xs[C::union_len];
+  __shared__ __align__(16) float4 ts[C::records];
+  const mma_tf32_agent<C> agent{xs, ts};
+  const std::int64_t J0 = std::int64_t{blockIdx.x} * C::TJ;
+  const int ck = gridDim.y, kt = blockIdx.y;
+  for (std::int64_t b = blockIdx.z; b < c.batch; b += gridDim.z) {
+    const float* a = c.a + b * c.a_batch;
+    const float* x = c.x + b * c.x_batch;
+    float* out = c.out + b * c.out_batch;
+    agent.run_tile(c, a, x, J0, kt, ck);
+    if (ck == 1) {
+      __syncthreads();
+      for (int i = threadIdx.x; i < C::TJ && J0 + i < c.lout; i += C::threads)
+        out[(J0 + i) * c.out_step] = xs[mma_out_index(i)];
+    } else {
+      // sum the ck partial tiles of the cluster in rank order; rank kt writes its slice
+      namespace cg = cooperative_groups;
+      cg::cluster_group cluster = cg::this_cluster();
+      cluster.sync();
+      const int lo = C::TJ * kt / ck, hi = C::TJ * (kt + 1) / ck;
+      for (int i = lo + threadIdx.x; i < hi && J0 + i < c.lout; i += C::threads) {
+        float s = 0.f;
+        for (int q = 0; q < ck; ++q) s += cluster.map_shared_rank(xs, q)[mma_out_index(i)];
+        out[(J0 + i) * c.out_step] = s;
+      }
+      cluster.sync();  // peers read this block's shared memory until here
+    }
+    __syncthreads();
+  }
+}
+
+/// Largest tap split (cluster size) of the 3xTF32 kernel: the portable limit.
+inline constexpr int mma_tf32_max_split = 8;
+
+/// Blocks sharing the s range of one tile: enough to fill `sms` multiprocessors
+/// with `per_sm` blocks each, never more than a tile has stages.
+/// @param c the correlation
+/// @param sms multiprocessors of the device
+/// @param per_sm blocks per multiprocessor aimed at
+/// @return the split, 1..mma_tf32_max_split
+template <class C>
+int mma_tf32_split(const correlation_view<float>& c, int sms, int per_sm) {
+  const std::int64_t tiles = (std::int64_t{c.lout} + C::TJ - 1) / C::TJ * c.batch;
+  const std::int64_t span =
+      std::min<std::int64_t>(std::int64_t{c.la} + 15, std::int64_t{C::TJ} + c.lx + 119);
+  const std::int64_t stages = (span + C::KC - 1) / C::KC;
+  const std::int64_t want = std::int64_t{per_sm} * sms;
+  const std::int64_t split = (want + tiles - 1) / tiles;
+  return static_cast<int>(std::clamp<std::int64_t>(std::min(split, stages), 1, mma_tf32_max_split));
+}
+
+/// Launches the 3xTF32 kernel with shape C.
+/// @param c the correlation
+/// @param split blocks sharing the s range of one tile (1..mma_tf32_max_split)
+/// @param stream the stream
+template <class C>
+void launch_mma_tf32(const correlation_view<float>& c, int split, cudaStream_t stream) {
+  const unsigned tiles = static_cast<unsigned>((std::int64_t{c.lout} + C::TJ - 1) / C::TJ);
+  const unsigned gz = static_cast<unsigned>(std::min(c.batch, 65535));
+  const dim3 grid(tiles, static_cast<unsigned>(split), gz);
+  if (split == 1) {
+    kernel_banded_mma_tf32<C><<<grid, C::threads, 0, stream>>>(c);
+  } else {
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = grid;
+    cfg.blockDim = dim3(C::threads);
+    cfg.stream = stream;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = 1;
+    attr[0].val.clusterDim.y = static_cast<unsigned>(split);
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    MARG_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel_banded_mma_tf32<C>, c));
+  }
+  MARG_CHECK_LAUNCH(stream);
+}
+
+}  // namespace marg::detail::cuda
