@@ -6,7 +6,10 @@
 // `variants` runs the same sizes once more through every kernel variant
 // forced (launch_variant), so that a variant the dispatch takes only for some
 // shapes is checked on all of them.
-// Usage: check_cuda [quick] [variants]   (quick: a reduced set for compute-sanitizer)
+// `variants=NAME` forces only that variant (no dispatch run): racecheck on
+// one kernel family at a time.
+// Usage: check_cuda [quick] [variants | variants=NAME]   (quick: a reduced set for
+// compute-sanitizer)
 #include <marg/marg.hpp>
 
 #include <cuda_runtime.h>
@@ -27,6 +30,7 @@ using marg::detail::cuda::kernel_variant;
 
 int failures = 0;
 bool forced_variants = false;  // `variants`: also every variant forced
+int only_variant = -1;         // `variants=NAME`: only that one forced (and no dispatch run)
 
 const char* variant_name(kernel_variant v) {
   switch (v) {
@@ -130,13 +134,15 @@ void one_as(banded_op op, int m, int n, int inc_a, int inc_b, int inc_out, int b
 template <class T>
 void one(banded_op op, int m, int n, int inc_a, int inc_b, int inc_out, int batch, bool bcast_b,
          bool device, std::uint64_t seed) {
-  one_as<T>(op, m, n, inc_a, inc_b, inc_out, batch, bcast_b, device, seed, -1);
+  if (only_variant < 0)
+    one_as<T>(op, m, n, inc_a, inc_b, inc_out, batch, bcast_b, device, seed, -1);
   if (!forced_variants) return;
   for (const kernel_variant v : {kernel_variant::warp, kernel_variant::small, kernel_variant::mid,
                                  kernel_variant::large, kernel_variant::mma}) {
     // the largest problems only through the variants made for them (time)
     const bool huge = std::int64_t{m} * n * batch > 100000000;
     if (huge && v != kernel_variant::large && v != kernel_variant::mma) continue;
+    if (only_variant >= 0 && static_cast<int>(v) != only_variant) continue;
     one_as<T>(op, m, n, inc_a, inc_b, inc_out, batch, bcast_b, true, seed, static_cast<int>(v));
   }
 }
@@ -180,8 +186,19 @@ int main(int argc, char** argv) {
       quick = true;
     else if (arg == "variants")
       forced_variants = true;
-    else {
-      std::fprintf(stderr, "usage: check_cuda [quick] [variants]\n");
+    else if (arg.rfind("variants=", 0) == 0) {
+      forced_variants = true;
+      for (const kernel_variant v :
+           {kernel_variant::warp, kernel_variant::small, kernel_variant::mid, kernel_variant::large,
+            kernel_variant::mma})
+        if (arg.substr(9) == variant_name(v)) only_variant = static_cast<int>(v);
+      if (only_variant < 0) {
+        std::fprintf(stderr, "check_cuda: unknown variant in '%s'\n", arg.c_str());
+        return 2;
+      }
+    } else {
+      std::fprintf(stderr,
+                   "usage: check_cuda [quick] [variants | variants=warp|small|mid|large|mma]\n");
       return 2;
     }
   }
