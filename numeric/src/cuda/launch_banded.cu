@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "cuda_check.hpp"
+#include "kernels/cluster.cuh"
 #include "kernels/tiled.cuh"
 #include "kernels/warp.cuh"
 #include "launch.hpp"
@@ -35,17 +36,6 @@ struct dispatch_tuning {
   static constexpr std::int64_t blocks_per_sm = 4;
 };
 
-int multiprocessors() {
-  static thread_local int cached_device = -1, cached_count = 0;
-  int dev = 0;
-  MARG_CUDA_TRY(cudaGetDevice(&dev));
-  if (dev != cached_device) {
-    MARG_CUDA_TRY(cudaDeviceGetAttribute(&cached_count, cudaDevAttrMultiProcessorCount, dev));
-    cached_device = dev;
-  }
-  return cached_count;
-}
-
 // blocks sharing the taps of a tile: enough blocks to fill the GPU, never more
 // than a tile has stages
 template <class C, class T>
@@ -53,10 +43,7 @@ int tap_split(const correlation_view<T>& c) {
   const std::int64_t tiles = (std::int64_t{c.lout} + C::TJ - 1) / C::TJ * c.batch;
   const std::int64_t taps = std::min<std::int64_t>(c.la, std::int64_t{C::TJ} + c.lx - 1);
   const std::int64_t stages = (taps + C::KC - 1) / C::KC;
-  const std::int64_t want = dispatch_tuning::blocks_per_sm * multiprocessors();
-  const std::int64_t split = (want + tiles - 1) / tiles;
-  return static_cast<int>(
-      std::clamp<std::int64_t>(std::min<std::int64_t>(split, stages), 1, tiled_max_split));
+  return tap_split_for(tiles, stages, dispatch_tuning::blocks_per_sm * multiprocessors());
 }
 
 // full convolutions (lead > 0) whose mid tiles cannot fill the GPU take the

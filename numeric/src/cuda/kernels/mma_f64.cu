@@ -32,17 +32,6 @@ struct mma_f64_dispatch {
   static constexpr std::int64_t min_work = std::int64_t{1} << 26;
 };
 
-int sm_count() {
-  static thread_local int cached_device = -1, cached_count = 0;
-  int dev = 0;
-  MARG_CUDA_TRY(cudaGetDevice(&dev));
-  if (dev != cached_device) {
-    MARG_CUDA_TRY(cudaDeviceGetAttribute(&cached_count, cudaDevAttrMultiProcessorCount, dev));
-    cached_device = dev;
-  }
-  return cached_count;
-}
-
 bool use_batched(const correlation_view<double>& c) {
   return c.lout <= mma_f64_dispatch::batched_max_out;
 }
@@ -61,8 +50,8 @@ bool mma_preferred(const correlation_view<double>& c) {
 
 int mma_split(const correlation_view<double>& c) {
   using d = mma_f64_dispatch;
-  return use_batched(c) ? mma_f64_split<d::batched>(c, sm_count(), d::waves)
-                        : mma_f64_split<d::big>(c, sm_count(), d::waves);
+  return use_batched(c) ? mma_f64_split<d::batched>(c, multiprocessors(), d::waves)
+                        : mma_f64_split<d::big>(c, multiprocessors(), d::waves);
 }
 
 void launch_mma(const correlation_view<double>& c, int split, cudaStream_t stream) {

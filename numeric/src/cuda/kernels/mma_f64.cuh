@@ -23,15 +23,13 @@
 // Not installed.
 #pragma once
 
-#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdint>
 
-#include "../cuda_check.hpp"
+#include "cluster.cuh"
 #include "correlation.cuh"
-#include "tiled.cuh"
 
 namespace marg::detail::cuda {
 
@@ -105,18 +103,8 @@ struct mma_f64_agent {
   __device__ void fetch(const correlation_view<double>& c, const double* a, const double* x,
                         std::int64_t J0, std::int64_t k0, double (&rx)[C::nx],
                         double (&ra)[C::na]) const {
-#pragma unroll
-    for (int i = 0; i < C::nx; ++i) {
-      const int idx = threadIdx.x + i * C::threads;
-      const std::int64_t g = J0 + k0 + idx - c.lead;
-      rx[i] = (idx < C::xs_len && g >= 0 && g < c.lx) ? x[g * c.x_step] : 0.0;
-    }
-#pragma unroll
-    for (int i = 0; i < C::na; ++i) {
-      const int idx = threadIdx.x + i * C::threads;
-      const std::int64_t k = k0 - 16 + idx;
-      ra[i] = (idx < C::ta_len && k >= 0 && k < c.la) ? a[k * c.a_step] : 0.0;
-    }
+    gather_stage<C::threads, C::xs_len>(x, c.x_step, J0 + k0 - c.lead, c.lx, rx);
+    gather_stage<C::threads, C::ta_len>(a, c.a_step, k0 - 16, c.la, ra);
   }
 
   __device__ void store(const double (&rx)[C::nx], const double (&ra)[C::na]) const {
@@ -248,42 +236,14 @@ struct mma_f64_agent {
 };
 
 /// Thin shell: one tile (blockIdx.x) x one split of s (blockIdx.y, the cluster
-/// rank) x problems blockIdx.z, blockIdx.z + gridDim.z, ...
+/// rank) x problems blockIdx.z, blockIdx.z + gridDim.z, ... (cluster.cuh)
 template <class C>
 __global__ void __launch_bounds__(C::threads, C::min_blocks)
     kernel_banded_mma_f64(const correlation_view<double> c) {
   __shared__ __align__(16) double sm[C::smem_len];
   const mma_f64_agent<C> agent{sm, sm + C::xs_len, sm + C::ta1_at};
-  const std::int64_t J0 = std::int64_t{blockIdx.x} * C::TJ;
-  const int ck = gridDim.y, kt = blockIdx.y;
-  for (std::int64_t b = blockIdx.z; b < c.batch; b += gridDim.z) {
-    const double* a = c.a + b * c.a_batch;
-    const double* x = c.x + b * c.x_batch;
-    double* out = c.out + b * c.out_batch;
-    agent.run_tile(c, a, x, J0, kt, ck);
-    if (ck == 1) {
-      __syncthreads();
-      for (int i = threadIdx.x; i < C::TJ && J0 + i < c.lout; i += C::threads)
-        out[(J0 + i) * c.out_step] = sm[i];
-    } else {
-      // sum the ck partial tiles of the cluster, in rank order; rank kt writes its slice
-      namespace cg = cooperative_groups;
-      cg::cluster_group cluster = cg::this_cluster();
-      cluster.sync();
-      const int lo = C::TJ * kt / ck, hi = C::TJ * (kt + 1) / ck;
-      for (int i = lo + threadIdx.x; i < hi && J0 + i < c.lout; i += C::threads) {
-        double s = 0;
-        for (int q = 0; q < ck; ++q) s += cluster.map_shared_rank(sm, q)[i];
-        out[(J0 + i) * c.out_step] = s;
-      }
-      cluster.sync();  // peers read this block's shared memory until here
-    }
-    __syncthreads();
-  }
+  run_cluster_tiles<C::TJ, C::threads>(c, agent, sm, [](int i) { return i; });
 }
-
-/// Largest split of s (cluster size) the kernel uses: the portable limit.
-inline constexpr int mma_f64_max_split = 8;
 
 /// The split of s that fills the GPU with enough blocks for the block
 /// scheduler to even out tiles of unequal work, never more than a tile has
@@ -291,44 +251,22 @@ inline constexpr int mma_f64_max_split = 8;
 /// @param c the correlation
 /// @param sms multiprocessors of the device
 /// @param waves blocks per resident block slot asked for
-/// @return blocks per tile, 1..mma_f64_max_split
+/// @return blocks per tile, 1..max_tap_split
 template <class C>
 int mma_f64_split(const correlation_view<double>& c, int sms, int waves) {
   const std::int64_t tiles = (std::int64_t{c.lout} + C::TJ - 1) / C::TJ * c.batch;
   const std::int64_t span = std::min<std::int64_t>(c.la, std::int64_t{C::TJ} + c.lx - 1) + 15;
   const std::int64_t stages = (span + C::KC - 1) / C::KC;
-  const std::int64_t want = std::int64_t{waves} * C::min_blocks * sms;
-  const std::int64_t split = (want + tiles - 1) / tiles;
-  return static_cast<int>(std::clamp<std::int64_t>(std::min(split, stages), 1, mma_f64_max_split));
+  return tap_split_for(tiles, stages, std::int64_t{waves} * C::min_blocks * sms);
 }
 
 /// Launches the FP64 tensor-core kernel with tuning C.
 /// @param c the correlation
-/// @param split blocks sharing the s range of one tile (1..mma_f64_max_split)
+/// @param split blocks sharing the s range of one tile (1..max_tap_split)
 /// @param stream the stream
 template <class C>
 void launch_mma_f64(const correlation_view<double>& c, int split, cudaStream_t stream) {
-  const unsigned tiles = static_cast<unsigned>((std::int64_t{c.lout} + C::TJ - 1) / C::TJ);
-  const unsigned gz = static_cast<unsigned>(std::min(c.batch, 65535));
-  const dim3 grid(tiles, static_cast<unsigned>(split), gz);
-  if (split == 1) {
-    kernel_banded_mma_f64<C><<<grid, C::threads, 0, stream>>>(c);
-  } else {
-    cudaLaunchConfig_t cfg{};
-    cfg.gridDim = grid;
-    cfg.blockDim = dim3(C::threads);
-    cfg.dynamicSmemBytes = 0;
-    cfg.stream = stream;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = 1;
-    attr[0].val.clusterDim.y = static_cast<unsigned>(split);
-    attr[0].val.clusterDim.z = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    MARG_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel_banded_mma_f64<C>, c));
-  }
-  MARG_CHECK_LAUNCH(stream);
+  launch_cluster_tiles<C::TJ, C::threads>(kernel_banded_mma_f64<C>, c, split, stream);
 }
 
 }  // namespace marg::detail::cuda

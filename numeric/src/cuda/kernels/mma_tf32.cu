@@ -38,17 +38,6 @@ shape shape_of(const correlation_view<float>& c) {
   return shape::small;
 }
 
-int multiprocessors() {
-  static thread_local int cached_device = -1, cached_count = 0;
-  int dev = 0;
-  MARG_CUDA_TRY(cudaGetDevice(&dev));
-  if (dev != cached_device) {
-    MARG_CUDA_TRY(cudaDeviceGetAttribute(&cached_count, cudaDevAttrMultiProcessorCount, dev));
-    cached_device = dev;
-  }
-  return cached_count;
-}
-
 }  // namespace
 
 // every float correlation: strides of any sign, broadcast operands and any

@@ -22,13 +22,12 @@
 // distributed shared memory follow kernels/tiled.cuh. Not installed.
 #pragma once
 
-#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdint>
 
-#include "../cuda_check.hpp"
+#include "cluster.cuh"
 #include "correlation.cuh"
 
 namespace marg::detail::cuda {
@@ -53,13 +52,6 @@ struct mma_tf32_tuning {
   static constexpr int na = (records + threads - 1) / threads;
   static_assert(KC % (8 * flush) == 0, "a stage holds whole accumulator chains");
 };
-
-__device__ __forceinline__ std::int64_t tf32_min64(std::int64_t x, std::int64_t y) {
-  return x < y ? x : y;
-}
-__device__ __forceinline__ std::int64_t tf32_max64(std::int64_t x, std::int64_t y) {
-  return x > y ? x : y;
-}
 
 /// X layout in shared memory: 8 words of padding after every 16, so that the
 /// four 8-word runs of a half-warp's fragment load (X at 16 g + 2 t, g < 4)
@@ -100,12 +92,7 @@ struct mma_tf32_agent {
   __device__ void fetch(const correlation_view<float>& c, const float* a, const float* x,
                         std::int64_t J0, std::int64_t S, float (&rx)[C::nx],
                         float (&ra)[2 * C::na]) const {
-#pragma unroll
-    for (int i = 0; i < C::nx; ++i) {
-      const int p = threadIdx.x + i * C::threads;
-      const std::int64_t t = J0 + S + p - c.lead;
-      rx[i] = (p < C::XL && t >= 0 && t < c.lx) ? x[t * c.x_step] : 0.f;
-    }
+    gather_stage<C::threads, C::XL>(x, c.x_step, J0 + S - c.lead, c.lx, rx);
 #pragma unroll
     for (int i = 0; i < C::na; ++i) {
       const int r = threadIdx.x + i * C::threads;
@@ -219,14 +206,13 @@ struct mma_tf32_agent {
       for (int v = 0; v < 4; ++v) tot[i][v] = 0.f;
     // s values where the block's tiles meet nonzero taps and X: tile J_i at
     // s reads X_{J_i+16c+s}, c < 8, and taps a_{s-r}, r < 16
-    const std::int64_t jend = tf32_min64(J0 + C::TJ, c.lout);
+    const std::int64_t jend = dmin(J0 + C::TJ, c.lout);
     const std::int64_t jlast = J0 + (jend - 1 - J0) / 128 * 128;
-    const std::int64_t slo = tf32_max64(0, std::int64_t{c.lead} - jlast - 119);
-    const std::int64_t shi =
-        tf32_min64(std::int64_t{c.la} + 14, std::int64_t{c.lead} + c.lx - 1 - J0);
+    const std::int64_t slo = dmax(0, std::int64_t{c.lead} - jlast - 119);
+    const std::int64_t shi = dmin(std::int64_t{c.la} + 14, std::int64_t{c.lead} + c.lx - 1 - J0);
     const std::int64_t nst = shi >= slo ? (shi - slo + C::KC) / C::KC : 0;
     const std::int64_t per = (nst + ck - 1) / ck;
-    const std::int64_t st0 = tf32_min64(nst, kt * per), st1 = tf32_min64(nst, st0 + per);
+    const std::int64_t st0 = dmin(nst, kt * per), st1 = dmin(nst, st0 + per);
     float rx[C::nx], ra[2 * C::na];
     if (st0 < st1) fetch(c, a, x, J0, slo + st0 * C::KC, rx, ra);
     for (std::int64_t st = st0; st < st1; ++st) {
@@ -238,7 +224,7 @@ struct mma_tf32_agent {
       // k-steps of each tile that meet X inside [lead, lead + lx)
       int qlo[C::NT], qhi[C::NT];
       int qa = C::KC / 8, qb = -1;
-      const std::int64_t qend = tf32_min64(C::KC / 8 - 1, (shi - S) >> 3);
+      const std::int64_t qend = dmin(C::KC / 8 - 1, (shi - S) >> 3);
 #pragma unroll
       for (int i = 0; i < C::NT; ++i) {
         const std::int64_t Ji = J0 + (warp * C::NT + i) * 128;
@@ -246,8 +232,8 @@ struct mma_tf32_agent {
         const std::int64_t lo = std::int64_t{c.lead} - Ji - 119 - S;
         const std::int64_t hi = std::int64_t{c.lead} + c.lx - 1 - Ji - S;
         const std::int64_t l = lo <= 0 ? 0 : (lo + 7) >> 3;
-        const std::int64_t h = Ji >= c.lout || hi < 0 ? -1 : tf32_min64(qend, hi >> 3);
-        qlo[i] = static_cast<int>(tf32_min64(l, C::KC / 8));
+        const std::int64_t h = Ji >= c.lout || hi < 0 ? -1 : dmin(qend, hi >> 3);
+        qlo[i] = static_cast<int>(dmin(l, C::KC / 8));
         qhi[i] = static_cast<int>(h);
         if (qlo[i] <= qhi[i]) qa = min(qa, qlo[i]), qb = max(qb, qhi[i]);
       }
@@ -268,87 +254,38 @@ struct mma_tf32_agent {
 };
 
 /// One tile (blockIdx.x) x one tap split (blockIdx.y, the cluster rank) x
-/// problems blockIdx.z, blockIdx.z + gridDim.z, ...
+/// problems blockIdx.z, blockIdx.z + gridDim.z, ... (cluster.cuh)
 template <class C>
 __global__ void __launch_bounds__(C::threads, C::min_blocks)
     kernel_banded_mma_tf32(const correlation_view<float> c) {
   __shared__ __align__(16) float xs[C::union_len];
   __shared__ __align__(16) float4 ts[C::records];
   const mma_tf32_agent<C> agent{xs, ts};
-  const std::int64_t J0 = std::int64_t{blockIdx.x} * C::TJ;
-  const int ck = gridDim.y, kt = blockIdx.y;
-  for (std::int64_t b = blockIdx.z; b < c.batch; b += gridDim.z) {
-    const float* a = c.a + b * c.a_batch;
-    const float* x = c.x + b * c.x_batch;
-    float* out = c.out + b * c.out_batch;
-    agent.run_tile(c, a, x, J0, kt, ck);
-    if (ck == 1) {
-      __syncthreads();
-      for (int i = threadIdx.x; i < C::TJ && J0 + i < c.lout; i += C::threads)
-        out[(J0 + i) * c.out_step] = xs[mma_out_index(i)];
-    } else {
-      // sum the ck partial tiles of the cluster in rank order; rank kt writes its slice
-      namespace cg = cooperative_groups;
-      cg::cluster_group cluster = cg::this_cluster();
-      cluster.sync();
-      const int lo = C::TJ * kt / ck, hi = C::TJ * (kt + 1) / ck;
-      for (int i = lo + threadIdx.x; i < hi && J0 + i < c.lout; i += C::threads) {
-        float s = 0.f;
-        for (int q = 0; q < ck; ++q) s += cluster.map_shared_rank(xs, q)[mma_out_index(i)];
-        out[(J0 + i) * c.out_step] = s;
-      }
-      cluster.sync();  // peers read this block's shared memory until here
-    }
-    __syncthreads();
-  }
+  run_cluster_tiles<C::TJ, C::threads>(c, agent, xs, [](int i) { return mma_out_index(i); });
 }
-
-/// Largest tap split (cluster size) of the 3xTF32 kernel: the portable limit.
-inline constexpr int mma_tf32_max_split = 8;
 
 /// Blocks sharing the s range of one tile: enough to fill `sms` multiprocessors
 /// with `per_sm` blocks each, never more than a tile has stages.
 /// @param c the correlation
 /// @param sms multiprocessors of the device
 /// @param per_sm blocks per multiprocessor aimed at
-/// @return the split, 1..mma_tf32_max_split
+/// @return the split, 1..max_tap_split
 template <class C>
 int mma_tf32_split(const correlation_view<float>& c, int sms, int per_sm) {
   const std::int64_t tiles = (std::int64_t{c.lout} + C::TJ - 1) / C::TJ * c.batch;
   const std::int64_t span =
       std::min<std::int64_t>(std::int64_t{c.la} + 15, std::int64_t{C::TJ} + c.lx + 119);
   const std::int64_t stages = (span + C::KC - 1) / C::KC;
-  const std::int64_t want = std::int64_t{per_sm} * sms;
-  const std::int64_t split = (want + tiles - 1) / tiles;
-  return static_cast<int>(std::clamp<std::int64_t>(std::min(split, stages), 1, mma_tf32_max_split));
+  return tap_split_for(tiles, stages, std::int64_t{per_sm} * sms);
 }
 
 /// Launches the 3xTF32 kernel with shape C.
 /// @param c the correlation
-/// @param split blocks sharing the s range of one tile (1..mma_tf32_max_split)
+/// @param split blocks sharing the s range of one tile (1..max_tap_split)
 /// @param stream the stream
 template <class C>
 void launch_mma_tf32(const correlation_view<float>& c, int split, cudaStream_t stream) {
-  const unsigned tiles = static_cast<unsigned>((std::int64_t{c.lout} + C::TJ - 1) / C::TJ);
-  const unsigned gz = static_cast<unsigned>(std::min(c.batch, 65535));
-  const dim3 grid(tiles, static_cast<unsigned>(split), gz);
-  if (split == 1) {
-    kernel_banded_mma_tf32<C><<<grid, C::threads, 0, stream>>>(c);
-  } else {
-    cudaLaunchConfig_t cfg{};
-    cfg.gridDim = grid;
-    cfg.blockDim = dim3(C::threads);
-    cfg.stream = stream;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = 1;
-    attr[0].val.clusterDim.y = static_cast<unsigned>(split);
-    attr[0].val.clusterDim.z = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    MARG_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel_banded_mma_tf32<C>, c));
-  }
-  MARG_CHECK_LAUNCH(stream);
+  launch_cluster_tiles<C::TJ, C::threads>(kernel_banded_mma_tf32<C>, c, split, stream);
 }
 
 }  // namespace marg::detail::cuda

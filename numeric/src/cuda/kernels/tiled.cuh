@@ -14,13 +14,11 @@
 // fixed order: no atomics, deterministic. Not installed.
 #pragma once
 
-#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstdint>
 
-#include "../cuda_check.hpp"
+#include "cluster.cuh"
 #include "correlation.cuh"
 
 namespace marg::detail::cuda {
@@ -88,13 +86,6 @@ struct tiled_tunings<double> {
   using mid = tiled_mid_d;
   using large = tiled_large_d;
 };
-
-__device__ inline std::int64_t dmin(std::int64_t x, std::int64_t y) {
-  return x < y ? x : y;
-}
-__device__ inline std::int64_t dmax(std::int64_t x, std::int64_t y) {
-  return x > y ? x : y;
-}
 
 template <class T>
 struct vec16;
@@ -177,18 +168,8 @@ struct tiled_agent {
   // loads one stage (taps k0.., X from J0 + k0 - lead) into registers
   __device__ void fetch(const correlation_view<T>& c, const T* a, const T* x, std::int64_t J0,
                         std::int64_t k0, std::int64_t khi, T (&rx)[C::nx], T (&ra)[C::na]) const {
-#pragma unroll
-    for (int i = 0; i < C::nx; ++i) {
-      const int idx = threadIdx.x + i * C::threads;
-      const std::int64_t g = J0 + k0 + idx - c.lead;
-      rx[i] = (idx < C::TJ + C::KC && g >= 0 && g < c.lx) ? x[g * c.x_step] : T(0);
-    }
-#pragma unroll
-    for (int i = 0; i < C::na; ++i) {
-      const int idx = threadIdx.x + i * C::threads;
-      const std::int64_t k = k0 + idx;
-      ra[i] = (idx < C::KC && k <= khi) ? a[k * c.a_step] : T(0);
-    }
+    gather_stage<C::threads, C::TJ + C::KC>(x, c.x_step, J0 + k0 - c.lead, c.lx, rx);
+    gather_stage<C::threads, C::KC>(a, c.a_step, k0, khi + 1, ra);
   }
 
   __device__ void store(const T (&rx)[C::nx], const T (&ra)[C::na]) const {
@@ -283,71 +264,23 @@ struct tiled_agent {
 };
 
 /// Thin shell: one tile (blockIdx.x) x one tap split (blockIdx.y, the cluster
-/// rank) x problems blockIdx.z, blockIdx.z + gridDim.z, ...
+/// rank) x problems blockIdx.z, blockIdx.z + gridDim.z, ... (cluster.cuh)
 template <class T, class C>
 __global__ void __launch_bounds__(C::threads, C::min_blocks)
     kernel_banded_tiled(const correlation_view<T> c) {
   __shared__ __align__(16) T xs[C::union_len];
   __shared__ __align__(16) T as[C::KC];
   const tiled_agent<T, C> agent{xs, as};
-  const std::int64_t J0 = std::int64_t{blockIdx.x} * C::TJ;
-  const int ck = gridDim.y, kt = blockIdx.y;
-  for (std::int64_t b = blockIdx.z; b < c.batch; b += gridDim.z) {
-    const T* a = c.a + b * c.a_batch;
-    const T* x = c.x + b * c.x_batch;
-    T* out = c.out + b * c.out_batch;
-    agent.run_tile(c, a, x, J0, kt, ck);
-    if (ck == 1) {
-      __syncthreads();
-      for (int i = threadIdx.x; i < C::TJ && J0 + i < c.lout; i += C::threads)
-        out[(J0 + i) * c.out_step] = xs[C::phys(i)];
-    } else {
-      // sum the ck partial tiles of the cluster, in rank order; rank kt writes its slice
-      namespace cg = cooperative_groups;
-      cg::cluster_group cluster = cg::this_cluster();
-      cluster.sync();
-      const int lo = C::TJ * kt / ck, hi = C::TJ * (kt + 1) / ck;
-      for (int i = lo + threadIdx.x; i < hi && J0 + i < c.lout; i += C::threads) {
-        T s = 0;
-        for (int q = 0; q < ck; ++q) s += cluster.map_shared_rank(xs, q)[C::phys(i)];
-        out[(J0 + i) * c.out_step] = s;
-      }
-      cluster.sync();  // peers read this block's shared memory until here
-    }
-    __syncthreads();
-  }
+  run_cluster_tiles<C::TJ, C::threads>(c, agent, xs, [](int i) { return C::phys(i); });
 }
-
-/// Largest tap split (cluster size) the tiled kernel uses: the portable limit.
-inline constexpr int tiled_max_split = 8;
 
 /// Launches the tiled kernel with tuning C.
 /// @param c the correlation
-/// @param split blocks sharing the taps of one tile (1..tiled_max_split)
+/// @param split blocks sharing the taps of one tile (1..max_tap_split)
 /// @param stream the stream
 template <class T, class C>
 void launch_tiled(const correlation_view<T>& c, int split, cudaStream_t stream) {
-  const unsigned tiles = static_cast<unsigned>((std::int64_t{c.lout} + C::TJ - 1) / C::TJ);
-  const unsigned gz = static_cast<unsigned>(std::min(c.batch, 65535));
-  const dim3 grid(tiles, static_cast<unsigned>(split), gz);
-  if (split == 1) {
-    kernel_banded_tiled<T, C><<<grid, C::threads, 0, stream>>>(c);
-  } else {
-    cudaLaunchConfig_t cfg{};
-    cfg.gridDim = grid;
-    cfg.blockDim = dim3(C::threads);
-    cfg.dynamicSmemBytes = 0;
-    cfg.stream = stream;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = 1;
-    attr[0].val.clusterDim.y = static_cast<unsigned>(split);
-    attr[0].val.clusterDim.z = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    MARG_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel_banded_tiled<T, C>, c));
-  }
-  MARG_CHECK_LAUNCH(stream);
+  launch_cluster_tiles<C::TJ, C::threads>(kernel_banded_tiled<T, C>, c, split, stream);
 }
 
 }  // namespace marg::detail::cuda

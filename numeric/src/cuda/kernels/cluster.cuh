@@ -1,0 +1,151 @@
+// What the tile kernels (tiled.cuh, mma_f64.cuh, mma_tf32.cuh) share: the
+// grid of tiles x tap splits x problems, the launch with a cluster along y
+// when the taps of a tile are split, the deterministic sum of the partial
+// tiles through distributed shared memory in rank order (no atomics, no
+// scratch), the split that fills the GPU, and the cached multiprocessor
+// count the dispatch sizes grids with. Not installed.
+#pragma once
+
+#include <cooperative_groups.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "../cuda_check.hpp"
+#include "correlation.cuh"
+
+namespace marg::detail::cuda {
+
+/// Largest tap split (cluster size) of the tile kernels: the portable limit.
+inline constexpr int max_tap_split = 8;
+
+__device__ inline std::int64_t dmin(std::int64_t x, std::int64_t y) {
+  return x < y ? x : y;
+}
+__device__ inline std::int64_t dmax(std::int64_t x, std::int64_t y) {
+  return x > y ? x : y;
+}
+
+/// Gathers one stage of an operand into registers: thread i of the block
+/// takes r[n] = src[g * step] with g = first + i + n * Threads, or 0 where g
+/// lies outside [0, end) or i + n * Threads >= Len (zero padding of the band).
+/// @tparam Threads threads per block
+/// @tparam Len values in the stage
+/// @param src the operand (element 0)
+/// @param step elements between consecutive values (negative: reversed)
+/// @param first index of the stage's first value
+/// @param end values of the operand
+/// @param r the thread's values
+template <int Threads, int Len, class T, int N>
+__device__ __forceinline__ void gather_stage(const T* src, std::int64_t step, std::int64_t first,
+                                             std::int64_t end, T (&r)[N]) {
+#pragma unroll
+  for (int n = 0; n < N; ++n) {
+    const int idx = threadIdx.x + n * Threads;
+    const std::int64_t g = first + idx;
+    r[n] = (idx < Len && g >= 0 && g < end) ? src[g * step] : T(0);
+  }
+}
+
+/// @return the multiprocessors of the current device (cached per host thread
+/// and device: the dispatch asks on every launch)
+inline int multiprocessors() {
+  static thread_local int cached_device = -1, cached_count = 0;
+  int dev = 0;
+  MARG_CUDA_TRY(cudaGetDevice(&dev));
+  if (dev != cached_device) {
+    MARG_CUDA_TRY(cudaDeviceGetAttribute(&cached_count, cudaDevAttrMultiProcessorCount, dev));
+    cached_device = dev;
+  }
+  return cached_count;
+}
+
+/// Blocks sharing the taps of one tile: enough for `want` blocks in all,
+/// never more than a tile has stages.
+/// @param tiles output tiles of all problems
+/// @param stages shared-memory stages of one tile
+/// @param want blocks wanted in the grid
+/// @return the split, 1..max_tap_split
+inline int tap_split_for(std::int64_t tiles, std::int64_t stages, std::int64_t want) {
+  const std::int64_t split = (want + tiles - 1) / tiles;
+  return static_cast<int>(std::clamp<std::int64_t>(std::min(split, stages), 1, max_tap_split));
+}
+
+/// The body of a tile kernel: block (x, y, z) runs tile blockIdx.x of
+/// problems blockIdx.z, blockIdx.z + gridDim.z, ... over tap split
+/// blockIdx.y of gridDim.y (the cluster rank). `agent.run_tile(c, a, x, J0,
+/// kt, ck)` leaves the block's partial tile in shared memory, output i at
+/// part[index(i)]; with one split the tile is stored as it is, otherwise the
+/// ck partial tiles are summed in rank order and rank kt stores its slice.
+/// @tparam TJ outputs per tile
+/// @tparam Threads threads per block
+/// @param c the correlation
+/// @param agent the block's work (run_tile)
+/// @param part the partial tile in this block's shared memory
+/// @param index shared-memory index of output i of the tile
+template <int TJ, int Threads, class T, class Agent, class Index>
+__device__ __forceinline__ void run_cluster_tiles(const correlation_view<T>& c, const Agent& agent,
+                                                  T* part, Index index) {
+  const std::int64_t J0 = std::int64_t{blockIdx.x} * TJ;
+  const int ck = gridDim.y, kt = blockIdx.y;
+  for (std::int64_t b = blockIdx.z; b < c.batch; b += gridDim.z) {
+    const T* a = c.a + b * c.a_batch;
+    const T* x = c.x + b * c.x_batch;
+    T* out = c.out + b * c.out_batch;
+    agent.run_tile(c, a, x, J0, kt, ck);
+    if (ck == 1) {
+      __syncthreads();
+      for (int i = threadIdx.x; i < TJ && J0 + i < c.lout; i += Threads)
+        out[(J0 + i) * c.out_step] = part[index(i)];
+    } else {
+      namespace cg = cooperative_groups;
+      cg::cluster_group cluster = cg::this_cluster();
+      cluster.sync();
+      const int lo = TJ * kt / ck, hi = TJ * (kt + 1) / ck;
+      for (int i = lo + threadIdx.x; i < hi && J0 + i < c.lout; i += Threads) {
+        T s = 0;
+        for (int q = 0; q < ck; ++q) s += cluster.map_shared_rank(part, q)[index(i)];
+        out[(J0 + i) * c.out_step] = s;
+      }
+      cluster.sync();  // peers read this block's shared memory until here
+    }
+    __syncthreads();
+  }
+}
+
+/// Launches a tile kernel on tiles x split x problems blocks (at most 65535
+/// along z; blocks walk the rest), as clusters of `split` along y.
+/// @tparam TJ outputs per tile
+/// @tparam Threads threads per block
+/// @param kernel the kernel (its body: run_cluster_tiles)
+/// @param c the correlation
+/// @param split blocks sharing the taps of one tile (1..max_tap_split)
+/// @param stream the stream
+template <int TJ, int Threads, class T>
+void launch_cluster_tiles(void (*kernel)(correlation_view<T>), const correlation_view<T>& c,
+                          int split, cudaStream_t stream) {
+  const unsigned tiles = static_cast<unsigned>((std::int64_t{c.lout} + TJ - 1) / TJ);
+  const unsigned gz = static_cast<unsigned>(std::min(c.batch, 65535));
+  const dim3 grid(tiles, static_cast<unsigned>(split), gz);
+  if (split == 1) {
+    kernel<<<grid, Threads, 0, stream>>>(c);
+  } else {
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = grid;
+    cfg.blockDim = dim3(Threads);
+    cfg.dynamicSmemBytes = 0;
+    cfg.stream = stream;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = 1;
+    attr[0].val.clusterDim.y = static_cast<unsigned>(split);
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    MARG_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, c));
+  }
+  MARG_CHECK_LAUNCH(stream);
+}
+
+}  // namespace marg::detail::cuda
