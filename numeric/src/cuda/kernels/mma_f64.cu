@@ -12,18 +12,22 @@ namespace {
 
 /// Thresholds and tiles of the FP64 tensor-core variant, in one place.
 struct mma_f64_dispatch {
-  /// large problems: 2 x 4 warps, 4 tiles of 128 outputs per warp (TJ = 1024),
-  /// 512 values of s per stage (H200: 65536 convolve 209-212 us, grad_p 236;
-  /// KC 256: 237 / 282)
-  using big = mma_f64_tuning<16, 4, 2, 4, 512, 2>;
+  /// large problems: 1 x 4 warps, 4 tiles of 128 outputs per warp (TJ = 512),
+  /// 512 values of s per stage, 4 blocks/SM (H200, scratch tuner, same
+  /// inputs: 65536 convolve 184.9 us at split 4, 191.4 at 8; grad_p 214 at
+  /// 8; 8192 convolve 12.8; the 2 x 4-warp TJ 1024 tile: 192.4 / 207.3,
+  /// 236, 16.0)
+  using big = mma_f64_tuning<16, 4, 1, 4, 512, 4>;
   /// problems of up to two 512-output tiles (batches of short problems):
   /// 2 x 2 warps, 2 tiles per warp (H200, 4096 pairs of 512: convolve 126 us,
   /// grad_p 69; the big tile 135 / 136)
   using batched = mma_f64_tuning<16, 2, 2, 2, 256, 4>;
   static constexpr std::int64_t batched_max_out = 2 * batched::TJ;
-  /// blocks per resident block slot the split aims for (tiles of unequal
-  /// work even out over several waves; 65536: split 8 vs 3 ~1 % apart)
-  static constexpr int waves = 4;
+  /// blocks per resident block slot the split aims for, the split rounded
+  /// down to a power of two (65536 convolve: split 4, 1024 blocks, 184.9 us;
+  /// split 8, 2048 blocks, 191.4: clusters of 8 tile the GPCs worse and sum
+  /// twice the partial tiles)
+  static constexpr int waves = 2;
   /// preferred from these outputs and taps per problem and this much work in
   /// all (H200: wins at 8192 single, 4096 pairs of 512, 65536; loses at 2048
   /// single (5.7 against 5.2 us) and to the warp kernel on 16384 pairs of 64)

@@ -247,7 +247,7 @@ __global__ void __launch_bounds__(C::threads, C::min_blocks)
 
 /// The split of s that fills the GPU with enough blocks for the block
 /// scheduler to even out tiles of unequal work, never more than a tile has
-/// stages.
+/// stages, rounded down to a power of two (clusters that tile the GPCs).
 /// @param c the correlation
 /// @param sms multiprocessors of the device
 /// @param waves blocks per resident block slot asked for
@@ -257,7 +257,8 @@ int mma_f64_split(const correlation_view<double>& c, int sms, int waves) {
   const std::int64_t tiles = (std::int64_t{c.lout} + C::TJ - 1) / C::TJ * c.batch;
   const std::int64_t span = std::min<std::int64_t>(c.la, std::int64_t{C::TJ} + c.lx - 1) + 15;
   const std::int64_t stages = (span + C::KC - 1) / C::KC;
-  return tap_split_for(tiles, stages, std::int64_t{waves} * C::min_blocks * sms);
+  const int split = tap_split_for(tiles, stages, std::int64_t{waves} * C::min_blocks * sms);
+  return 1 << (31 - __builtin_clz(static_cast<unsigned>(split)));  // a power of two
 }
 
 /// Launches the FP64 tensor-core kernel with tuning C.
