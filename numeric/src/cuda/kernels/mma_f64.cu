@@ -20,7 +20,7 @@ struct mma_f64_dispatch {
   using big = mma_f64_tuning<16, 4, 1, 4, 512, 4>;
   /// problems of up to two 512-output tiles (batches of short problems):
   /// 2 x 2 warps, 2 tiles per warp (H200, 4096 pairs of 512: convolve 126 us,
-  /// grad_p 69; the big tile 135 / 136)
+  /// grad_p 69; the 2 x 4-warp TJ 1024 tile 135 / 136)
   using batched = mma_f64_tuning<16, 2, 2, 2, 256, 4>;
   static constexpr std::int64_t batched_max_out = 2 * batched::TJ;
   /// blocks per resident block slot the split aims for, the split rounded
