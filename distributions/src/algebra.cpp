@@ -11,22 +11,6 @@
 namespace marg {
 namespace {
 
-// one term of a level of sum(): a view of probabilities kept alive by `keep`
-template <class T>
-struct term {
-  const T* data;
-  int len;
-  std::int64_t lower;
-  T truncated;
-  std::shared_ptr<const void> keep;
-};
-
-template <class T>
-term<T> term_of(const pmf<T>& x) {
-  return {x.data(), static_cast<int>(x.size()), x.lower(), x.truncated_mass(),
-          std::make_shared<pmf<T>>(x)};
-}
-
 // support of a + b with the overflow and length checks
 struct sum_support {
   std::int64_t lower;
@@ -40,60 +24,126 @@ sum_support support_of_sum(const char* f, std::int64_t la, std::int64_t ma, std:
   return {lower, detail::length_checked(f, "size(x) + size(y) - 1", ma + mb - 1)};
 }
 
-// true when the terms lie in one slab (one previous batched output, so a
-// strided read stays inside it) at data[b] == data[0] + b * stride, stride >= 0
+// one term of a level of sum(): len probabilities at data inside slabs[slab];
+// lower and truncated mass are host bookkeeping, the probabilities are only
+// read by the convolutions (on the device with CUDA)
 template <class T>
-bool evenly_strided(const std::vector<term<T>>& ts, std::int64_t& stride) {
-  stride = ts[1].data - ts[0].data;
-  if (stride < 0) return false;
-  for (std::size_t b = 1; b < ts.size(); ++b) {
-    if (ts[b].keep != ts[0].keep) return false;
-    if (ts[b].data - ts[0].data != static_cast<std::int64_t>(b) * stride) return false;
-  }
-  return true;
-}
+struct term {
+  const T* data;
+  int len;
+  int slab;
+  std::int64_t lower;
+  T truncated;
+};
 
-// copies the terms into one tight batch; sets base and stride to it
+// The terms of sum(): slab 0 holds the inputs gathered in one pass, slab k the
+// outputs of level k; a slab is freed once no term of the current level is in it.
 template <class T>
-array<T> stage(const std::vector<term<T>>& ts, int len, const T*& base, std::int64_t& stride) {
-  array<T> s(ts.size() * static_cast<std::size_t>(len));
-  for (std::size_t b = 0; b < ts.size(); ++b)
-    std::copy(ts[b].data, ts[b].data + len, s.data() + b * len);
-  base = s.data();
-  stride = len;
-  return s;
-}
+class sum_tree {
+ public:
+  explicit sum_tree(const std::vector<pmf<T>>& xs) { gather(xs); }
 
-// convolves pairs (a[b], c[b]) of equal lengths m, n in one batched call
-template <class T>
-std::vector<term<T>> convolve_group(const std::vector<term<T>>& a, const std::vector<term<T>>& c) {
-  const char* f = "marg::sum";
-  const int batch = static_cast<int>(a.size());
-  const int m = a[0].len, n = c[0].len;
-  const auto s0 = support_of_sum(f, a[0].lower, m, c[0].lower, n);
-  const int len = s0.len;
-  auto out = std::make_shared<array<T>>(static_cast<std::size_t>(batch) * len);
-  if (batch == 1) {
-    convolve<T>(m, n, a[0].data, 1, c[0].data, 1, out->data(), 1);
-  } else {
-    std::int64_t sa, sc;
-    const T *ba = a[0].data, *bc = c[0].data;
-    array<T> stage_a, stage_c;
-    // read the previous level's slab in place when possible, else stage copies
-    if (!evenly_strided(a, sa)) stage_a = stage(a, m, ba, sa);
-    if (!evenly_strided(c, sc)) stage_c = stage(c, n, bc, sc);
-    convolve_batched<T>(m, n, ba, 1, sa, bc, 1, sc, out->data(), 1, len, batch);
+  // pairs neighbours until one term is left; returns it
+  const term<T>& reduce() {
+    while (level_.size() > 1) next_level();
+    return level_[0];
   }
-  detail::wait_for_stream(out->stream());
-  std::vector<term<T>> r(batch);
-  for (int b = 0; b < batch; ++b) {
-    const auto s = support_of_sum(f, a[b].lower, m, c[b].lower, n);
-    T* d = out->data() + std::int64_t{b} * len;
-    detail::renormalize_if_drifted(d, len);
-    r[b] = {d, len, s.lower, detail::combine_truncated(a[b].truncated, c[b].truncated), out};
+  array<T>& slab_of(const term<T>& t) { return slabs_[t.slab]; }
+
+ private:
+  // copies the inputs, stably sorted by length, into slab 0
+  void gather(const std::vector<pmf<T>>& xs) {
+    std::vector<std::int64_t> order(xs.size());
+    for (std::size_t i = 0; i < xs.size(); ++i) order[i] = static_cast<std::int64_t>(i);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::int64_t u, std::int64_t v) { return xs[u].size() < xs[v].size(); });
+    std::vector<std::int64_t> offset(xs.size() + 1, 0);
+    for (std::size_t k = 0; k < xs.size(); ++k) offset[k + 1] = offset[k] + xs[order[k]].size();
+    array<T> s(static_cast<std::size_t>(offset.back()));
+    T* d = s.data();
+    level_.resize(xs.size());
+    detail::parallel_rows(static_cast<std::int64_t>(xs.size()), 4096,
+                          [&](std::int64_t, std::int64_t k0, std::int64_t k1) {
+                            for (std::int64_t k = k0; k < k1; ++k) {
+                              const pmf<T>& x = xs[order[k]];
+                              std::copy(x.data(), x.data() + x.size(), d + offset[k]);
+                              level_[k] = {d + offset[k], static_cast<int>(x.size()), 0, x.lower(),
+                                           x.truncated_mass()};
+                            }
+                          });
+    slabs_.push_back(std::move(s));
   }
-  return r;
-}
+
+  // One level: pairs neighbours of the length-sorted terms; consecutive pairs
+  // with equal (m, n) that lie evenly strided in their slabs run as one
+  // convolve_batched call writing into the level's new slab. The outputs are
+  // not touched on the host (see the note on renormalization in sum()).
+  void next_level() {
+    const char* f = "marg::sum";
+    // stable: keeps a previous level's slab order, so that its outputs are
+    // read in place, and pairs equal lengths into one batch
+    const auto shorter = [](const term<T>& u, const term<T>& v) { return u.len < v.len; };
+    if (!std::is_sorted(level_.begin(), level_.end(), shorter))
+      std::stable_sort(level_.begin(), level_.end(), shorter);
+    const std::size_t pairs = level_.size() / 2;
+    const int id = static_cast<int>(slabs_.size());
+    std::vector<term<T>> next(pairs + level_.size() % 2);
+    std::vector<std::int64_t> offset(pairs + 1, 0);
+    for (std::size_t j = 0; j < pairs; ++j) {
+      const term<T>&a = level_[2 * j], &c = level_[2 * j + 1];
+      const auto s = support_of_sum(f, a.lower, a.len, c.lower, c.len);
+      next[j] = {nullptr, s.len, id, s.lower, detail::combine_truncated(a.truncated, c.truncated)};
+      offset[j + 1] = offset[j] + s.len;
+    }
+    array<T> out(static_cast<std::size_t>(offset[pairs]));
+    for (std::size_t j = 0; j < pairs; ++j) next[j].data = out.data() + offset[j];
+    std::size_t j = 0;
+    while (j < pairs) {
+      const std::size_t run = run_length(j, pairs);
+      const term<T>&a = level_[2 * j], &c = level_[2 * j + 1];
+      T* r = out.data() + offset[j];
+      if (run == 1) {
+        convolve<T>(a.len, c.len, a.data, 1, c.data, 1, r, 1);
+      } else {
+        const term<T>&a1 = level_[2 * j + 2], &c1 = level_[2 * j + 3];
+        convolve_batched<T>(a.len, c.len, a.data, 1, a1.data - a.data, c.data, 1, c1.data - c.data,
+                            r, 1, next[j].len, static_cast<int>(run));
+      }
+      j += run;
+    }
+    if (level_.size() % 2) next.back() = level_.back();  // odd term: carried up a level
+    slabs_.push_back(std::move(out));
+    level_ = std::move(next);
+    // free the slabs no term refers to any more (stream-ordered: pending reads stay valid)
+    for (int k = 0; k < id; ++k)
+      if (!slabs_[k].empty() && (level_.back().slab != k)) slabs_[k] = array<T>();
+  }
+
+  // the number of pairs from j on that one batched call can take: equal
+  // (m, n), operands of each side in one slab at a constant stride >= 0
+  std::size_t run_length(std::size_t j, std::size_t pairs) const {
+    const term<T>&a = level_[2 * j], &c = level_[2 * j + 1];
+    std::ptrdiff_t sa = 0, sc = 0;
+    std::size_t k = j + 1;
+    for (; k < pairs; ++k) {
+      const term<T>&u = level_[2 * k], &v = level_[2 * k + 1];
+      if (u.len != a.len || v.len != c.len || u.slab != a.slab || v.slab != c.slab) break;
+      const std::ptrdiff_t du = u.data - a.data, dv = v.data - c.data;
+      if (k == j + 1) {
+        if (du < 0 || dv < 0) break;
+        sa = du;
+        sc = dv;
+      } else if (du != static_cast<std::ptrdiff_t>(k - j) * sa ||
+                 dv != static_cast<std::ptrdiff_t>(k - j) * sc) {
+        break;
+      }
+    }
+    return k - j;
+  }
+
+  std::vector<array<T>> slabs_;
+  std::vector<term<T>> level_;
+};
 
 }  // namespace
 
@@ -162,36 +212,24 @@ pmf<T> sum(const std::vector<pmf<T>>& xs) {
   const char* f = "marg::sum";
   if (xs.empty()) return delta<T>(0);
   for (std::size_t i = 0; i < xs.size(); ++i)
-    detail::check_nonempty(f, ("xs[" + std::to_string(i) + "]").c_str(), xs[i]);
+    if (xs[i].empty()) detail::check_nonempty(f, ("xs[" + std::to_string(i) + "]").c_str(), xs[i]);
   if (xs.size() == 1) return xs[0];
-  std::vector<term<T>> level;
-  level.reserve(xs.size());
-  for (const auto& x : xs) level.push_back(term_of(x));
-  while (level.size() > 1) {
-    // stable sort by length keeps a previous level's slab order, so that its
-    // outputs are read in place, and pairs equal lengths into one batch
-    std::stable_sort(level.begin(), level.end(),
-                     [](const term<T>& u, const term<T>& v) { return u.len < v.len; });
-    std::vector<term<T>> next;
-    next.reserve(level.size() / 2 + 1);
-    std::size_t i = 0;
-    while (i + 1 < level.size()) {
-      // a group: consecutive pairs with the same (m, n)
-      std::vector<term<T>> a, c;
-      const int m = level[i].len, n = level[i + 1].len;
-      while (i + 1 < level.size() && level[i].len == m && level[i + 1].len == n) {
-        a.push_back(level[i]);
-        c.push_back(level[i + 1]);
-        i += 2;
-      }
-      for (auto& t : convolve_group(a, c)) next.push_back(std::move(t));
-    }
-    if (i < level.size()) next.push_back(level[i]);  // odd term: carried up a level
-    level = std::move(next);
+  sum_tree<T> tree(xs);
+  const term<T> t = tree.reduce();
+  array<T>& s = tree.slab_of(t);
+  // Renormalization once, of the result: scaling commutes with convolution, so
+  // dividing the intermediate rows by their totals (as operator+ would) gives
+  // the same result up to rounding, at the price of reading every row on the
+  // host between levels.
+  detail::prepare_host_access(t.data, static_cast<std::size_t>(t.len) * sizeof(T), s.stream());
+  array<T> r;
+  if (t.data == s.data() && static_cast<std::size_t>(t.len) == s.size()) {
+    r = std::move(s);
+  } else {
+    r = array<T>(static_cast<std::size_t>(t.len));
+    std::copy(t.data, t.data + t.len, r.data());
   }
-  const term<T>& t = level[0];
-  array<T> r(static_cast<std::size_t>(t.len));
-  std::copy(t.data, t.data + t.len, r.data());
+  detail::renormalize_if_drifted(r.data(), t.len);
   return pmf<T>(detail::trusted, std::move(r), t.lower, t.truncated);
 }
 

@@ -190,3 +190,79 @@ TEMPLATE_TEST_CASE("algebra: negation and differences and shifts against loops",
   CHECK((marg::delta<T>(-1) - INT64_MIN).lower() == INT64_MAX);  // -INT64_MIN itself overflows
   CHECK(((x + 3) - x).mean() == Approx(3));
 }
+
+TEMPLATE_TEST_CASE("algebra: sum trees with carried terms, shared lengths and truncated terms",
+                   "[distributions]", MARG_DIST_CONFIGS) {
+  using T = typename TestType::T;
+  MARG_USE_BACKEND_OR_SKIP(TestType);
+  const auto seed = marg::test::test_seed();
+  CAPTURE(seed);
+  marg::test::rng g(seed);
+  const T tail = std::is_same_v<T, double> ? T(1e-30) : T(1e-12);
+  // odd counts carry a term up; lengths 1..6 give equal output lengths from
+  // different (m, n) groups (2 + 5 - 1 = 3 + 4 - 1), so batched runs break
+  for (const int count : {2, 3, 5, 64, 127, 257, 1001}) {
+    CAPTURE(count);
+    std::vector<marg::pmf<T>> xs;
+    std::vector<rvec> terms;
+    std::int64_t lower = 0;
+    real log_kept = 0;  // log of the kept mass 1 - t = prod (1 - t_i), exact for tiny t_i
+    for (int i = 0; i < count; ++i) {
+      const int kind = marg::test::uniform_int(g, 0, 9);
+      if (kind == 0) {  // a truncated term: a small Poisson
+        xs.push_back(
+            marg::poisson<T>(static_cast<T>(0.5 + marg::test::uniform_int(g, 0, 3)), tail));
+      } else {
+        const int len = marg::test::uniform_int(g, 1, 6);
+        const auto w = marg::test::random_positive<T>(g, len, marg::test::shape::bell);
+        xs.push_back(marg::categorical<T>(w, marg::test::uniform_int(g, -20, 20)));
+      }
+      terms.push_back(marg::test::widen(xs.back().probs()));
+      lower += xs.back().lower();
+      log_kept += std::log1p(-static_cast<real>(xs.back().truncated_mass()));
+    }
+    const auto z = marg::sum(xs);
+    const rvec ref = ref_sum(terms);
+    REQUIRE(z.lower() == lower);
+    REQUIRE(z.size() == static_cast<std::int64_t>(ref.size()));
+    const auto rep = rel_error(z.probs(), ref, tail_floor<T>());
+    INFO(rep.describe());
+    CHECK(rep.worst <= (std::is_same_v<T, double> ? 1e-11L : 1e-3L));
+    const real want = -std::expm1(log_kept);
+    CHECK(std::fabs(z.truncated_mass() - want) <= 1e-3L * want + 1e-30L);
+    // sums of sums: inputs that are earlier results (device-resident on CUDA)
+    const auto half = static_cast<std::ptrdiff_t>(xs.size() / 2);
+    const auto zz = marg::sum(std::vector<marg::pmf<T>>{
+        marg::sum(std::vector<marg::pmf<T>>(xs.begin(), xs.begin() + half)),
+        marg::sum(std::vector<marg::pmf<T>>(xs.begin() + half, xs.end()))});
+    REQUIRE(zz.lower() == lower);
+    const auto rep2 = rel_error(zz.probs(), ref, tail_floor<T>());
+    INFO(rep2.describe());
+    CHECK(rep2.worst <= (std::is_same_v<T, double> ? 1e-11L : 1e-3L));
+  }
+}
+
+TEMPLATE_TEST_CASE("algebra: sum is bit for bit the same for any CPU thread count",
+                   "[distributions]", MARG_DIST_CONFIGS) {
+  using T = typename TestType::T;
+  MARG_USE_BACKEND_OR_SKIP(TestType);
+  const auto seed = marg::test::test_seed();
+  CAPTURE(seed);
+  marg::test::rng g(seed);
+  std::vector<marg::pmf<T>> xs;
+  for (int i = 0; i < 20011; ++i) {  // a prime: carried terms on several levels
+    const int len = i % 7 == 0 ? 3 : 2;
+    xs.push_back(
+        marg::categorical<T>(marg::test::random_positive<T>(g, len, marg::test::shape::bell),
+                             marg::test::uniform_int(g, -3, 3)));
+  }
+  const int threads = marg::cpu_threads();
+  std::vector<std::vector<T>> got;
+  for (const int t : {1, 2, 5}) {
+    marg::set_cpu_threads(t);
+    got.push_back(marg::sum(xs).probs());
+  }
+  marg::set_cpu_threads(threads);
+  CHECK(got[0] == got[1]);
+  CHECK(got[0] == got[2]);
+}
