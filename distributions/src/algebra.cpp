@@ -48,19 +48,26 @@ class sum_tree {
     while (level_.size() > 1) next_level();
     return level_[0];
   }
+  // the slab of a level's output (slab 0 is not one)
   array<T>& slab_of(const term<T>& t) { return slabs_[t.slab]; }
 
  private:
-  // copies the inputs, stably sorted by length, into slab 0
+  // Copies the inputs, stably sorted by length, into slab 0: plain host
+  // memory, not the pool's, so that these writes never fault in pages the
+  // device last touched; the CUDA backend copies it in with one transfer per
+  // operand of the first level.
   void gather(const std::vector<pmf<T>>& xs) {
     std::vector<std::int64_t> order(xs.size());
     for (std::size_t i = 0; i < xs.size(); ++i) order[i] = static_cast<std::int64_t>(i);
-    std::stable_sort(order.begin(), order.end(),
-                     [&](std::int64_t u, std::int64_t v) { return xs[u].size() < xs[v].size(); });
+    const auto shorter = [&](std::int64_t u, std::int64_t v) {
+      return xs[u].size() < xs[v].size();
+    };
+    if (!std::is_sorted(order.begin(), order.end(), shorter))
+      std::stable_sort(order.begin(), order.end(), shorter);
     std::vector<std::int64_t> offset(xs.size() + 1, 0);
     for (std::size_t k = 0; k < xs.size(); ++k) offset[k + 1] = offset[k] + xs[order[k]].size();
-    array<T> s(static_cast<std::size_t>(offset.back()));
-    T* d = s.data();
+    inputs_.resize(static_cast<std::size_t>(offset.back()));
+    T* d = inputs_.data();
     level_.resize(xs.size());
     detail::parallel_rows(static_cast<std::int64_t>(xs.size()), 4096,
                           [&](std::int64_t, std::int64_t k0, std::int64_t k1) {
@@ -71,7 +78,7 @@ class sum_tree {
                                            x.truncated_mass()};
                             }
                           });
-    slabs_.push_back(std::move(s));
+    slabs_.emplace_back();  // slab 0 is inputs_
   }
 
   // One level: pairs neighbours of the length-sorted terms; consecutive pairs
@@ -115,8 +122,11 @@ class sum_tree {
     slabs_.push_back(std::move(out));
     level_ = std::move(next);
     // free the slabs no term refers to any more (stream-ordered: pending reads stay valid)
-    for (int k = 0; k < id; ++k)
-      if (!slabs_[k].empty() && (level_.back().slab != k)) slabs_[k] = array<T>();
+    for (int k = 0; k < id; ++k) {
+      if (level_.back().slab == k) continue;
+      if (k == 0) std::vector<T>().swap(inputs_);
+      slabs_[k] = array<T>();
+    }
   }
 
   // the number of pairs from j on that one batched call can take: equal
@@ -141,6 +151,7 @@ class sum_tree {
     return k - j;
   }
 
+  std::vector<T> inputs_;
   std::vector<array<T>> slabs_;
   std::vector<term<T>> level_;
 };
