@@ -10,31 +10,45 @@
 namespace marg::detail::cuda {
 namespace {
 
-/// Block shapes, the fastest of 12 candidates per size class (bench/notes/mma_tf32.md,
-/// round 2, H200): 1024 outputs per block with 256-tap stages for large
-/// problems (conv 65536: 216 us), 512 outputs with one tile per warp for
-/// mid-size (conv 2048: 6.8 us), 512 with two tiles per warp for small
-/// (grad_p 4096x512: 78.8 us).
-using mma_tf32_large = mma_tf32_tuning<2, 4, 256, 4>;
+/// Block shapes, the fastest candidates per size class (bench/notes/mma_tf32.md,
+/// rounds 3-4, H200, scratch tuner): 1024 outputs per block with 256-tap
+/// stages and X split once per stage for large problems and for batches that
+/// fit one tile (conv 65536: 180 us, conv 4096x512: 114); 512 outputs with
+/// one tile per warp for mid-size; 512 with two tiles per warp for small
+/// (grad_p 4096x512: 67.0).
+using mma_tf32_large = mma_tf32_tuning<2, 4, 256, 5, true>;
 using mma_tf32_mid = mma_tf32_tuning<1, 4, 128, 4>;
 using mma_tf32_small = mma_tf32_tuning<2, 2, 128, 6>;
 
-/// Thresholds of the shape choice and the split.
+/// Thresholds of the shape choice, the split and the preference.
 struct mma_tf32_dispatch {
   static constexpr std::int64_t large_from_out = 16384;
   static constexpr std::int64_t mid_from_out = 768;
+  static constexpr std::int64_t one_tile_out = 1024;  ///< mid sizes up to here: one large tile
   static constexpr int blocks_per_sm = 8;
-  /// preferred (measured faster than every other variant, H200): full
-  /// convolutions from this many outputs and taps
-  static constexpr std::int64_t preferred_conv_out = 65536;
-  static constexpr std::int64_t preferred_conv_taps = 16384;
+  /// tap split of large tiles of equal work (gradients): 7 measured faster
+  /// than 8 (grad_p 65536: 199 against 216 us; 8 clusters of 8 per GPC do
+  /// not spread evenly over the multiprocessors at 5 blocks each)
+  static constexpr int equal_work_split = 7;
+  /// preferred (measured faster than every other variant, H200): from this
+  /// many outputs and taps ...
+  static constexpr std::int64_t big_out = 65536;
+  static constexpr std::int64_t big_taps = 16384;
+  /// ... and batches of at least batch_min problems with batch_taps taps and
+  /// outputs in [conv_out_lo, one_tile_out] (convolutions) or [grad_out_lo,
+  /// grad_out_hi] (gradients)
+  static constexpr int batch_min = 1024;
+  static constexpr std::int64_t batch_taps = 384;
+  static constexpr std::int64_t conv_out_lo = 768;
+  static constexpr std::int64_t grad_out_lo = 384, grad_out_hi = 512;
 };
 
 enum class shape { small, mid, large };
 
 shape shape_of(const correlation_view<float>& c) {
-  if (c.lout >= mma_tf32_dispatch::large_from_out) return shape::large;
-  if (c.lout >= mma_tf32_dispatch::mid_from_out) return shape::mid;
+  using d = mma_tf32_dispatch;
+  if (c.lout >= d::large_from_out) return shape::large;
+  if (c.lout >= d::mid_from_out) return c.lout <= d::one_tile_out ? shape::large : shape::mid;
   return shape::small;
 }
 
@@ -46,20 +60,26 @@ bool mma_supports(const correlation_view<float>&) {
   return true;
 }
 
-// conv 65536: 223 us against 243 (large FMA tile). Not preferred elsewhere:
-// grad_p 65536 284 against 261; conv 4096x512 153 against 128; conv 2048 6.8
-// against 4.8; grad_p 4096x512 82.2 against 83.3 (mid FMA tile), a tie
-// within run-to-run noise.
+// H200, bench/notes/mma_tf32.md round 4: conv 65536 180 us against 241 (large
+// FMA tile), grad_p 65536 199 against 260, conv 4096x512 114 against 127.5,
+// grad_p 4096x512 67.0 against 82.7 (mid FMA tile). Not preferred at 2048
+// (6.4 against 4.8) nor for batches of small problems.
 bool mma_preferred(const correlation_view<float>& c) {
   using d = mma_tf32_dispatch;
-  return c.lead > 0 && c.lout >= d::preferred_conv_out && c.la >= d::preferred_conv_taps;
+  if (c.lout >= d::big_out && c.la >= d::big_taps) return true;
+  if (c.batch < d::batch_min || c.la < d::batch_taps) return false;
+  return c.lead > 0 ? c.lout >= d::conv_out_lo && c.lout <= d::one_tile_out
+                    : c.lout >= d::grad_out_lo && c.lout <= d::grad_out_hi;
 }
 
 int mma_split(const correlation_view<float>& c) {
-  const int sms = multiprocessors(), per = mma_tf32_dispatch::blocks_per_sm;
+  using d = mma_tf32_dispatch;
+  const int sms = multiprocessors(), per = d::blocks_per_sm;
   switch (shape_of(c)) {
-    case shape::large:
-      return mma_tf32_split<mma_tf32_large>(c, sms, per);
+    case shape::large: {
+      const int split = mma_tf32_split<mma_tf32_large>(c, sms, per);
+      return c.lead == 0 ? std::min(split, d::equal_work_split) : split;
+    }
     case shape::mid:
       return mma_tf32_split<mma_tf32_mid>(c, sms, per);
     case shape::small:

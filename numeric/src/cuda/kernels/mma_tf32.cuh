@@ -11,15 +11,20 @@
 // and its A values come from records of tap pairs.
 //
 // 3xTF32: v = big + small, D += Ab Bb (main), C += Ab Bs + As Bb (correction,
-// 2^-11 smaller), As Bs dropped. Taps are split once while staging (rounded to
-// nearest); X is staged raw and split per fragment (big = v with the low 13
-// bits cleared, small = v - big exact, then cleared likewise), which halves
-// the shared-memory traffic of the dominant operand. Main and correction
-// accumulators restart every 16 k-steps and are added into a running fp32
-// total: tensor-core accumulation truncates, so chains stay short.
+// 2^-11 smaller), As Bs dropped. Taps are split once per stage (rounded to
+// nearest); X (big = v with the low 13 bits cleared, small = v - big exact,
+// then cleared likewise) either once per stage into records of two values
+// ("pre": one 16-byte load per fragment, nothing else) or per fragment from
+// the raw values (half the shared memory and traffic, 6 more ALU operations
+// per fragment). Main and correction accumulators restart every 16 k-steps
+// and are added into a running fp32 total: tensor-core accumulation
+// truncates, so chains stay short.
 //
-// Staging, tap split over a cluster and the deterministic reduction through
-// distributed shared memory follow kernels/tiled.cuh. Not installed.
+// Staging: cp.async copies of the raw X window and taps (zero-filled outside
+// the operands), double-buffered so that the next stage is in flight during
+// the compute and no registers hold it. The tap split over a cluster and the
+// deterministic reduction through distributed shared memory are those of
+// kernels/cluster.cuh. Not installed.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -37,21 +42,40 @@ namespace marg::detail::cuda {
 /// @tparam WJ_ warps per block (along the outputs)
 /// @tparam KC_ s values (taps) per shared-memory stage, a multiple of 128
 /// @tparam MinBlocks_ blocks per multiprocessor asked of the register allocator
-template <int NT_, int WJ_, int KC_, int MinBlocks_>
+/// @tparam Pre_ X split into big and small parts once per stage (records of
+///   two values) instead of once per fragment load (each value is loaded by 8
+///   fragments of a tile)
+template <int NT_, int WJ_, int KC_, int MinBlocks_, bool Pre_ = false>
 struct mma_tf32_tuning {
   static constexpr int NT = NT_, WJ = WJ_, KC = KC_, min_blocks = MinBlocks_;
+  static constexpr bool pre = Pre_;
   static constexpr int TJ = 128 * NT * WJ;  ///< outputs per block
   static constexpr int threads = 32 * WJ;
-  static constexpr int flush = 16;                    ///< k-steps per accumulator chain
-  static constexpr int XL = TJ + KC;                  ///< staged X values per stage
-  static constexpr int xs_len = (XL + 15) / 16 * 24;  ///< 8 words of padding per 16
-  static constexpr int out_len = TJ + TJ / 4;         ///< padded output tile
-  static constexpr int union_len = xs_len > out_len ? xs_len : out_len;
-  static constexpr int records = KC + 16;  ///< tap-pair records per stage
+  static constexpr int flush = 16;    ///< k-steps per accumulator chain
+  static constexpr int XL = TJ + KC;  ///< staged X values per stage
+  /// raw X per buffer: padded (8 words per 16) unless pre
+  static constexpr int xs_len = pre ? (XL > TJ + TJ / 4 ? XL : TJ + TJ / 4) : (XL + 15) / 16 * 24;
+  static constexpr int xq_len = pre ? XL / 16 * 12 : 1;  ///< split X pair records, padded
+  static constexpr int out_len = TJ + TJ / 4;            ///< padded output tile
+  static constexpr int records = KC + 16;                ///< tap-pair records per stage
+  static constexpr int raw_taps = records + 1;           ///< raw taps per stage
+  static constexpr int raw_len = (raw_taps + 3) / 4 * 4;
   static constexpr int nx = (XL + threads - 1) / threads;
+  static constexpr int nt = (raw_taps + threads - 1) / threads;
   static constexpr int na = (records + threads - 1) / threads;
+  static constexpr int np = (XL / 2 + threads - 1) / threads;  ///< X pairs split per thread
   static_assert(KC % (8 * flush) == 0, "a stage holds whole accumulator chains");
+  static_assert(threads % 16 == 0, "whole 16-value groups of X per thread row");
+  static_assert(xs_len >= out_len, "the output tile fits in the first X buffer");
+  static_assert(XL % 16 == 0, "whole groups of 8 pair records");
 };
+
+/// Split X layout (pre): pair record r (X at 2r, 2r + 1) at r + 4 (r >> 3), so
+/// the 8 lanes of a quarter-warp (records 8 g + t, g < 2, t < 4) hit 8
+/// distinct 16-byte bank groups.
+__device__ __forceinline__ int mma_xq_index(int r) {
+  return r + 4 * (r >> 3);
+}
 
 /// X layout in shared memory: 8 words of padding after every 16, so that the
 /// four 8-word runs of a half-warp's fragment load (X at 16 g + 2 t, g < 4)
@@ -82,40 +106,107 @@ __device__ __forceinline__ void mma_m16n8k8_tf32(float (&d)[4], const std::uint3
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+/// Asynchronous 4-byte copy global -> shared; src_bytes 0 writes a zero.
+__device__ __forceinline__ void cp_async4(float* dst, const float* src, int src_bytes) {
+  const auto d = static_cast<std::uint32_t>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(src_bytes)
+               : "memory");
+}
+
+/// Closes the group of the cp.async copies issued so far by this thread.
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+/// Waits for every cp.async group of this thread (then a barrier publishes them).
+__device__ __forceinline__ void cp_async_wait_all() {
+  asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+}
+
+/// Range of stage positions [lo, hi) that read inside [0, end) when position
+/// p reads element first + p; clamped to [0, len] so the tests are 32-bit.
+__device__ __forceinline__ void stage_range(std::int64_t first, std::int64_t end, int len, int& lo,
+                                            int& hi) {
+  lo = static_cast<int>(dmin(dmax(-first, 0), len));
+  hi = static_cast<int>(dmin(dmax(end - first, 0), len));
+}
+
 /// The work of one block of the 3xTF32 kernel.
 template <class C>
 struct mma_tf32_agent {
-  float* xs;   // staged X, raw, mma_xs_index layout (aliased by the output tile)
-  float4* ts;  // tap records: (big a_k, big a_k+1, small a_k, small a_k+1)
+  float* xs;   // two stages of raw X, mma_xs_index layout unless pre (the first aliased by the
+               // output tile)
+  float* tr;   // two stages of raw taps a_{S-16+r}, r < raw_taps
+  float4* ts;  // tap records of the current stage: (big a_k, big a_k+1, small a_k, small a_k+1)
+  float4* xq;  // pre: X pair records of the current stage (big X_p, X_p+1, small X_p, X_p+1)
 
-  // loads one stage (s from S: X from J0 + S, tap records from S - 16) into registers
-  __device__ void fetch(const correlation_view<float>& c, const float* a, const float* x,
-                        std::int64_t J0, std::int64_t S, float (&rx)[C::nx],
-                        float (&ra)[2 * C::na]) const {
-    gather_stage<C::threads, C::XL>(x, c.x_step, J0 + S - c.lead, c.lx, rx);
+  // issues the copies of one stage (s from S: X from J0 + S, taps from S - 16)
+  // into buffer `buf`: no registers held, zeros outside the operands
+  __device__ void issue(const correlation_view<float>& c, const float* a, const float* x,
+                        std::int64_t J0, std::int64_t S, int buf) const {
+    const int tid = threadIdx.x;
+    {
+      const std::int64_t first = J0 + S - c.lead;
+      int lo, hi;
+      stage_range(first, c.lx, C::XL, lo, hi);
+      const float* src = x + (first + tid) * c.x_step;  // formed, dereferenced only in range
+      const std::int64_t dsrc = std::int64_t{C::threads} * c.x_step;
+      // padded layout unless pre (the split pass reads the raw values in order)
+      float* dst = xs + buf * C::xs_len + tid + (C::pre ? 0 : 8 * (tid >> 4));
+      constexpr int drow = C::pre ? C::threads : C::threads * 3 / 2;
 #pragma unroll
-    for (int i = 0; i < C::na; ++i) {
-      const int r = threadIdx.x + i * C::threads;
-      const std::int64_t k = S - 16 + r;
-      const bool in = r < C::records;
-      ra[2 * i] = (in && k >= 0 && k < c.la) ? a[k * c.a_step] : 0.f;
-      ra[2 * i + 1] = (in && k + 1 >= 0 && k + 1 < c.la) ? a[(k + 1) * c.a_step] : 0.f;
+      for (int n = 0; n < C::nx; ++n) {
+        const int p = tid + n * C::threads;
+        const bool in = p >= lo && p < hi;
+        if (n + 1 < C::nx || p < C::XL) cp_async4(dst + n * drow, in ? src : x, in ? 4 : 0);
+        src += dsrc;
+      }
     }
+    {
+      const std::int64_t first = S - 16;
+      int lo, hi;
+      stage_range(first, c.la, C::raw_taps, lo, hi);
+      const float* src = a + (first + tid) * c.a_step;
+      const std::int64_t dsrc = std::int64_t{C::threads} * c.a_step;
+      float* dst = tr + buf * C::raw_len + tid;
+#pragma unroll
+      for (int n = 0; n < C::nt; ++n) {
+        const int r = tid + n * C::threads;
+        const bool in = r >= lo && r < hi;
+        if (r < C::raw_taps) cp_async4(dst + n * C::threads, in ? src : a, in ? 4 : 0);
+        src += dsrc;
+      }
+    }
+    cp_async_commit();
   }
 
-  __device__ void store(const float (&rx)[C::nx], const float (&ra)[2 * C::na]) const {
+  // splits the raw taps (and with pre the raw X) of buffer `buf` into the records of the stage
+  __device__ void split_stage(int buf) const {
+    if constexpr (C::pre) {
+      constexpr std::uint32_t mask = 0xffffe000u;
+      const float* raw = xs + buf * C::xs_len;
 #pragma unroll
-    for (int i = 0; i < C::nx; ++i) {
-      const int p = threadIdx.x + i * C::threads;
-      if (p < C::XL) xs[mma_xs_index(p)] = rx[i];
+      for (int i = 0; i < C::np; ++i) {
+        const int r = threadIdx.x + i * C::threads;
+        if (i + 1 < C::np || r < C::XL / 2) {
+          const float2 v = *reinterpret_cast<const float2*>(raw + 2 * r);
+          const std::uint32_t b0 = __float_as_uint(v.x) & mask, b1 = __float_as_uint(v.y) & mask;
+          const std::uint32_t s0 = __float_as_uint(v.x - __uint_as_float(b0)) & mask;
+          const std::uint32_t s1 = __float_as_uint(v.y - __uint_as_float(b1)) & mask;
+          xq[mma_xq_index(r)] = make_float4(__uint_as_float(b0), __uint_as_float(b1),
+                                            __uint_as_float(s0), __uint_as_float(s1));
+        }
+      }
     }
+    const float* raw = tr + buf * C::raw_len;
 #pragma unroll
     for (int i = 0; i < C::na; ++i) {
       const int r = threadIdx.x + i * C::threads;
       if (r < C::records) {
-        const std::uint32_t b0 = tf32_rna(ra[2 * i]), b1 = tf32_rna(ra[2 * i + 1]);
-        const std::uint32_t s0 = tf32_rna(ra[2 * i] - __uint_as_float(b0));
-        const std::uint32_t s1 = tf32_rna(ra[2 * i + 1] - __uint_as_float(b1));
+        const float v0 = raw[r], v1 = raw[r + 1];
+        const std::uint32_t b0 = tf32_rna(v0), b1 = tf32_rna(v1);
+        const std::uint32_t s0 = tf32_rna(v0 - __uint_as_float(b0));
+        const std::uint32_t s1 = tf32_rna(v1 - __uint_as_float(b1));
         ts[r] = make_float4(__uint_as_float(b0), __uint_as_float(b1), __uint_as_float(s0),
                             __uint_as_float(s1));
       }
@@ -128,15 +219,16 @@ struct mma_tf32_agent {
   // otherwise tile i takes the k-steps in [qlo[i], qhi[i]]. Shared addresses
   // are a lane constant plus immediates.
   template <bool Full>
-  __device__ __forceinline__ void chain(int q0, const int (&qlo)[C::NT], const int (&qhi)[C::NT],
-                                        float (&tot)[C::NT][4]) const {
+  __device__ __forceinline__ void chain(const float* xb, int q0, const int (&qlo)[C::NT],
+                                        const int (&qhi)[C::NT], float (&tot)[C::NT][4]) const {
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int g = lane >> 2, t = lane & 3;
-    constexpr std::uint32_t mask = 0xffffe000u;
     // tap records s0 + 2t - g and 8 below; X at stage offset p = tile + 8q + 16g + 2t,
     // padded: p + 8 (p >> 4) = 1.5 tile + 24 g + 2 t + 12 q0 + 8 u + 8 (u >> 1)
     const float4* tsl = ts + 8 * q0 + 16 + 2 * t - g;
-    const float* xsl = xs + warp * C::NT * 192 + 12 * q0 + 24 * g + 2 * t;
+    const float* xsl = xb + warp * C::NT * 192 + 12 * q0 + 24 * g + 2 * t;
+    // pre: record (tile + 8q + 16g + 2t) / 2, padded: 96 tile + 6 q0 + 12 g + t + 4u + 4 (u >> 1)
+    const float4* xql = xq + warp * C::NT * 96 + 6 * q0 + 12 * g + t;
     float d[C::NT][4], e[C::NT][4];
 #pragma unroll
     for (int i = 0; i < C::NT; ++i)
@@ -164,11 +256,18 @@ struct mma_tf32_agent {
           if (q < qlo[i] || q > qhi[i]) continue;  // warp-uniform: only zeros of X here
         }
         // B: b0 = X[J+s0+16g+2t], b1 = the next one
-        const float2 xv = *reinterpret_cast<const float2*>(xsl + i * 192 + 8 * u + 8 * (u >> 1));
-        const std::uint32_t xb0 = __float_as_uint(xv.x) & mask;
-        const std::uint32_t xb1 = __float_as_uint(xv.y) & mask;
-        const std::uint32_t xs0 = __float_as_uint(xv.x - __uint_as_float(xb0)) & mask;
-        const std::uint32_t xs1 = __float_as_uint(xv.y - __uint_as_float(xb1)) & mask;
+        std::uint32_t xb0, xb1, xs0, xs1;
+        if constexpr (C::pre) {
+          const float4 r = xql[i * 96 + 4 * u + 4 * (u >> 1)];
+          xb0 = __float_as_uint(r.x), xb1 = __float_as_uint(r.y);
+          xs0 = __float_as_uint(r.z), xs1 = __float_as_uint(r.w);
+        } else {
+          constexpr std::uint32_t mask = 0xffffe000u;
+          const float2 xv = *reinterpret_cast<const float2*>(xsl + i * 192 + 8 * u + 8 * (u >> 1));
+          xb0 = __float_as_uint(xv.x) & mask, xb1 = __float_as_uint(xv.y) & mask;
+          xs0 = __float_as_uint(xv.x - __uint_as_float(xb0)) & mask;
+          xs1 = __float_as_uint(xv.y - __uint_as_float(xb1)) & mask;
+        }
         mma_m16n8k8_tf32(e[i], ab, xs0, xs1);
         mma_m16n8k8_tf32(d[i], ab, xb0, xb1);
         mma_m16n8k8_tf32(e[i], as, xb0, xb1);
@@ -181,17 +280,17 @@ struct mma_tf32_agent {
   }
 
   // one stage: tile i takes the k-steps in [qlo[i], qhi[i]]; [qa, qb] is their union
-  __device__ void compute(int qa, int qb, const int (&qlo)[C::NT], const int (&qhi)[C::NT],
-                          float (&tot)[C::NT][4]) const {
+  __device__ void compute(const float* xb, int qa, int qb, const int (&qlo)[C::NT],
+                          const int (&qhi)[C::NT], float (&tot)[C::NT][4]) const {
     for (int q0 = 0; q0 < C::KC / 8; q0 += C::flush) {
       if (q0 + C::flush - 1 < qa || q0 > qb) continue;
       bool full = true;
 #pragma unroll
       for (int i = 0; i < C::NT; ++i) full = full && qlo[i] <= q0 && qhi[i] >= q0 + C::flush - 1;
       if (full)
-        chain<true>(q0, qlo, qhi, tot);
+        chain<true>(xb, q0, qlo, qhi, tot);
       else
-        chain<false>(q0, qlo, qhi, tot);
+        chain<false>(xb, q0, qlo, qhi, tot);
     }
   }
 
@@ -213,14 +312,16 @@ struct mma_tf32_agent {
     const std::int64_t nst = shi >= slo ? (shi - slo + C::KC) / C::KC : 0;
     const std::int64_t per = (nst + ck - 1) / ck;
     const std::int64_t st0 = dmin(nst, kt * per), st1 = dmin(nst, st0 + per);
-    float rx[C::nx], ra[2 * C::na];
-    if (st0 < st1) fetch(c, a, x, J0, slo + st0 * C::KC, rx, ra);
+    // double-buffered: stage st in buffer (st - st0) & 1, the next one in flight during compute
+    if (st0 < st1) issue(c, a, x, J0, slo + st0 * C::KC, 0);
     for (std::int64_t st = st0; st < st1; ++st) {
       const std::int64_t S = slo + st * C::KC;
-      __syncthreads();  // the previous stage is consumed
-      store(rx, ra);
+      const int buf = static_cast<int>(st - st0) & 1;
+      cp_async_wait_all();
+      __syncthreads();  // stage st is in; every warp is done with stage st - 1
+      split_stage(buf);
       __syncthreads();
-      if (st + 1 < st1) fetch(c, a, x, J0, S + C::KC, rx, ra);  // in flight during compute
+      if (st + 1 < st1) issue(c, a, x, J0, S + C::KC, buf ^ 1);
       // k-steps of each tile that meet X inside [lead, lead + lx)
       int qlo[C::NT], qhi[C::NT];
       int qa = C::KC / 8, qb = -1;
@@ -237,7 +338,7 @@ struct mma_tf32_agent {
         qhi[i] = static_cast<int>(h);
         if (qlo[i] <= qhi[i]) qa = min(qa, qlo[i]), qb = max(qb, qhi[i]);
       }
-      compute(qa, qb, qlo, qhi, tot);
+      compute(xs + buf * C::xs_len, qa, qb, qlo, qhi, tot);
     }
     __syncthreads();  // every warp is done with xs
     const int lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
@@ -258,9 +359,11 @@ struct mma_tf32_agent {
 template <class C>
 __global__ void __launch_bounds__(C::threads, C::min_blocks)
     kernel_banded_mma_tf32(const correlation_view<float> c) {
-  __shared__ __align__(16) float xs[C::union_len];
+  __shared__ __align__(16) float xs[2 * C::xs_len];
+  __shared__ __align__(16) float tr[2 * C::raw_len];
   __shared__ __align__(16) float4 ts[C::records];
-  const mma_tf32_agent<C> agent{xs, ts};
+  __shared__ __align__(16) float4 xq[C::xq_len];
+  const mma_tf32_agent<C> agent{xs, tr, ts, xq};
   run_cluster_tiles<C::TJ, C::threads>(c, agent, xs, [](int i) { return mma_out_index(i); });
 }
 
