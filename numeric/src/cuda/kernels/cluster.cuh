@@ -114,6 +114,61 @@ __device__ __forceinline__ void run_cluster_tiles(const correlation_view<T>& c, 
   }
 }
 
+/// Programmatic dependent launch, kernel side: waits until the kernel before
+/// this one on the stream has finished and its writes are visible (a no-op
+/// when the launch did not allow an early start), then lets the next kernel
+/// on the stream start its launch. A kernel launched with `early_start`
+/// (launch_with) must call it before touching global memory.
+__device__ __forceinline__ void await_previous_kernel() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+/// Launches `kernel(c)` on `grid` x `threads`, with a cluster of `split`
+/// blocks along y when split > 1 and, with `early_start`, programmatic
+/// dependent launch: the launch overlaps the previous kernel's tail (the
+/// kernel calls await_previous_kernel first). Checks the launch.
+/// @param kernel the kernel
+/// @param grid the grid
+/// @param threads threads per block
+/// @param split cluster size along y (1: no cluster)
+/// @param early_start allow programmatic dependent launch
+/// @param c the correlation
+/// @param stream the stream
+template <class T>
+void launch_with(void (*kernel)(correlation_view<T>), dim3 grid, unsigned threads, int split,
+                 bool early_start, const correlation_view<T>& c, cudaStream_t stream) {
+  if (split == 1 && !early_start) {
+    kernel<<<grid, threads, 0, stream>>>(c);
+  } else {
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = grid;
+    cfg.blockDim = dim3(threads);
+    cfg.dynamicSmemBytes = 0;
+    cfg.stream = stream;
+    cudaLaunchAttribute attr[2];
+    unsigned n = 0;
+    if (split > 1) {
+      attr[n].id = cudaLaunchAttributeClusterDimension;
+      attr[n].val.clusterDim.x = 1;
+      attr[n].val.clusterDim.y = static_cast<unsigned>(split);
+      attr[n].val.clusterDim.z = 1;
+      ++n;
+    }
+    if (early_start) {
+      attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      attr[n].val.programmaticStreamSerializationAllowed = 1;
+      ++n;
+    }
+    cfg.attrs = attr;
+    cfg.numAttrs = n;
+    MARG_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, c));
+  }
+  MARG_CHECK_LAUNCH(stream);
+}
+
 /// Launches a tile kernel on tiles x split x problems blocks (at most 65535
 /// along z; blocks walk the rest), as clusters of `split` along y.
 /// @tparam TJ outputs per tile
@@ -122,30 +177,15 @@ __device__ __forceinline__ void run_cluster_tiles(const correlation_view<T>& c, 
 /// @param c the correlation
 /// @param split blocks sharing the taps of one tile (1..max_tap_split)
 /// @param stream the stream
+/// @param early_start programmatic dependent launch (the kernel must call
+///        await_previous_kernel before touching global memory)
 template <int TJ, int Threads, class T>
 void launch_cluster_tiles(void (*kernel)(correlation_view<T>), const correlation_view<T>& c,
-                          int split, cudaStream_t stream) {
+                          int split, cudaStream_t stream, bool early_start = false) {
   const unsigned tiles = static_cast<unsigned>((std::int64_t{c.lout} + TJ - 1) / TJ);
   const unsigned gz = static_cast<unsigned>(std::min(c.batch, 65535));
-  const dim3 grid(tiles, static_cast<unsigned>(split), gz);
-  if (split == 1) {
-    kernel<<<grid, Threads, 0, stream>>>(c);
-  } else {
-    cudaLaunchConfig_t cfg{};
-    cfg.gridDim = grid;
-    cfg.blockDim = dim3(Threads);
-    cfg.dynamicSmemBytes = 0;
-    cfg.stream = stream;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = 1;
-    attr[0].val.clusterDim.y = static_cast<unsigned>(split);
-    attr[0].val.clusterDim.z = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    MARG_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, c));
-  }
-  MARG_CHECK_LAUNCH(stream);
+  launch_with(kernel, dim3(tiles, static_cast<unsigned>(split), gz), Threads, split, early_start, c,
+              stream);
 }
 
 }  // namespace marg::detail::cuda

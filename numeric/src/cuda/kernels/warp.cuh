@@ -78,6 +78,7 @@ __device__ void fetch_pass(const correlation_view<T>& c, const warp_pass& p, int
 /// through its shared slice as coalesced stores.
 template <class T, class C>
 __global__ void __launch_bounds__(32 * C::WB) kernel_banded_warp(const correlation_view<T> c) {
+  await_previous_kernel();  // launched with early start (launch_warp)
   __shared__ __align__(16) T xs_all[C::WB][C::xs_len];
   __shared__ __align__(16) T as_all[C::WB][C::KC];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -149,8 +150,7 @@ void launch_warp(const correlation_view<T>& c, cudaStream_t stream) {
   }
   const std::int64_t blocks = (std::int64_t{c.batch} + C::WB - 1) / C::WB;
   const unsigned grid = static_cast<unsigned>(std::min<std::int64_t>(blocks, resident));
-  kernel_banded_warp<T, C><<<grid, 32 * C::WB, 0, stream>>>(c);
-  MARG_CHECK_LAUNCH(stream);
+  launch_with(kernel_banded_warp<T, C>, dim3(grid), 32 * C::WB, 1, true, c, stream);
 }
 
 }  // namespace marg::detail::cuda
