@@ -81,7 +81,10 @@ pmf<T> operator-(std::int64_t k, const pmf<T>& x);
 /// convolutions. Each level sorts its terms by length and pairs neighbours;
 /// all pairs of one level with equal lengths run in one
 /// marg::convolve_batched call (one launch on CUDA), reading the previous
-/// level's outputs in place when they are evenly strided.
+/// level's outputs in place when they are evenly strided. Intermediate rows
+/// stay where the backend wrote them (device memory on CUDA) and are not
+/// renormalized; the result is, once, when its total drifted from 1 by more
+/// than 16 epsilon (scaling commutes with convolution).
 /// @param xs the terms (none empty); an empty vector gives delta(0)
 /// @return the pmf of the sum
 template <class T>
