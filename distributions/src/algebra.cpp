@@ -2,6 +2,8 @@
 #include <marg/distributions/algebra.hpp>
 #include <marg/distributions/factories.hpp>
 #include <marg/numeric/convolve.hpp>
+#include <marg/numeric/pool.hpp>
+#include <marg/numeric/stream.hpp>
 
 #include <algorithm>
 #include <string>
@@ -37,7 +39,8 @@ struct term {
 };
 
 // The terms of sum(): slab 0 holds the inputs gathered in one pass, slab k the
-// outputs of level k; a slab is freed once no term of the current level is in it.
+// outputs of level k (all pool blocks on the calling thread's stream); a slab is freed once no term
+// of the current level is in it.
 template <class T>
 class sum_tree {
  public:
@@ -48,37 +51,43 @@ class sum_tree {
     while (level_.size() > 1) next_level();
     return level_[0];
   }
-  // the slab of a level's output (slab 0 is not one)
+  // the slab holding a term
   array<T>& slab_of(const term<T>& t) { return slabs_[t.slab]; }
 
  private:
-  // Copies the inputs, stably sorted by length, into slab 0: plain host
-  // memory, not the pool's, so that these writes never fault in pages the
-  // device last touched; the CUDA backend copies it in with one transfer per
-  // operand of the first level.
+  // Copies the inputs, stably sorted by length, into slab 0, a pool block:
+  // migrated to the host first (with CUDA) so that these writes do not fault
+  // its pages back one by one, then moved to the device once by the first
+  // level's convolutions (its operands read it in place).
   void gather(const std::vector<pmf<T>>& xs) {
+    const auto count = static_cast<std::int64_t>(xs.size());
     std::vector<std::int64_t> order(xs.size());
-    for (std::size_t i = 0; i < xs.size(); ++i) order[i] = static_cast<std::int64_t>(i);
+    for (std::int64_t i = 0; i < count; ++i) order[i] = i;
     const auto shorter = [&](std::int64_t u, std::int64_t v) {
       return xs[u].size() < xs[v].size();
     };
     if (!std::is_sorted(order.begin(), order.end(), shorter))
       std::stable_sort(order.begin(), order.end(), shorter);
     std::vector<std::int64_t> offset(xs.size() + 1, 0);
-    for (std::size_t k = 0; k < xs.size(); ++k) offset[k + 1] = offset[k] + xs[order[k]].size();
-    inputs_.resize(static_cast<std::size_t>(offset.back()));
-    T* d = inputs_.data();
+    for (std::int64_t k = 0; k < count; ++k) offset[k + 1] = offset[k] + xs[order[k]].size();
+    // every intermediate term is at most as long as the result: checked
+    // before the slab is allocated, so a too long sum is bad input, not out of memory
+    detail::length_checked("marg::sum", "size of the sum (sum of sizes - count + 1)",
+                           offset.back() - (count - 1));
+    const auto total = static_cast<std::size_t>(offset.back());
+    array<T> inputs(total);
+    prefetch(inputs.data(), total * sizeof(T), memory_location::host, inputs.stream());
+    synchronize(inputs.stream());
+    T* d = inputs.data();
     level_.resize(xs.size());
-    detail::parallel_rows(static_cast<std::int64_t>(xs.size()), 4096,
-                          [&](std::int64_t, std::int64_t k0, std::int64_t k1) {
-                            for (std::int64_t k = k0; k < k1; ++k) {
-                              const pmf<T>& x = xs[order[k]];
-                              std::copy(x.data(), x.data() + x.size(), d + offset[k]);
-                              level_[k] = {d + offset[k], static_cast<int>(x.size()), 0, x.lower(),
-                                           x.truncated_mass()};
-                            }
-                          });
-    slabs_.emplace_back();  // slab 0 is inputs_
+    detail::parallel_rows(count, 4096, [&](std::int64_t, std::int64_t k0, std::int64_t k1) {
+      for (std::int64_t k = k0; k < k1; ++k) {
+        const pmf<T>& x = xs[order[k]];
+        std::copy(x.data(), x.data() + x.size(), d + offset[k]);
+        level_[k] = {d + offset[k], static_cast<int>(x.size()), 0, x.lower(), x.truncated_mass()};
+      }
+    });
+    slabs_.push_back(std::move(inputs));
   }
 
   // One level: pairs neighbours of the length-sorted terms; consecutive pairs
@@ -124,7 +133,6 @@ class sum_tree {
     // free the slabs no term refers to any more (stream-ordered: pending reads stay valid)
     for (int k = 0; k < id; ++k) {
       if (level_.back().slab == k) continue;
-      if (k == 0) std::vector<T>().swap(inputs_);
       slabs_[k] = array<T>();
     }
   }
@@ -151,7 +159,6 @@ class sum_tree {
     return k - j;
   }
 
-  std::vector<T> inputs_;
   std::vector<array<T>> slabs_;
   std::vector<term<T>> level_;
 };

@@ -13,6 +13,7 @@
 #include <marg/numeric/stream.hpp>
 
 #include "../detail/banded.hpp"
+#include "../memory/pool_extents.hpp"
 #include "cuda_check.hpp"
 #include "launch.hpp"
 #include "stream.hpp"
@@ -23,6 +24,15 @@ namespace {
 enum class memory_kind { device, managed, host };
 
 memory_kind kind_of(const void* p) {
+  // pool blocks (every marg::array) are known without a driver call
+  switch (pool_memory_of(p)) {
+    case pool_memory::managed:
+      return memory_kind::managed;
+    case pool_memory::host:
+      return memory_kind::host;
+    case pool_memory::none:
+      break;
+  }
   cudaPointerAttributes attr{};
   if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
     (void)cudaGetLastError();

@@ -30,6 +30,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -37,6 +38,7 @@
 
 #include "device_memory.hpp"
 #include "jemalloc.hpp"
+#include "pool_extents.hpp"
 
 // options of libmarg's private jemalloc: never keep unmapped address space
 // (retain:false makes shrinking reach the dalloc hook), purge dirty pages
@@ -84,7 +86,8 @@ struct pool_state {
   std::atomic<std::size_t> reserved{0};
   std::atomic<std::size_t> limit{0};
 
-  std::mutex chunk_mutex;
+  // exclusive in the hooks, shared in detail::pool_memory_of (every CUDA convolve)
+  std::shared_mutex chunk_mutex;
   std::map<std::uintptr_t, chunk> chunks;  // by usable start address
 
   std::mutex stream_mutex;
@@ -94,6 +97,8 @@ struct pool_state {
 };
 
 pool_state* g_pool = nullptr;  // set before the arena exists: hooks read it
+// set once the pool is complete, for readers on any thread (pool_memory_of)
+std::atomic<pool_state*> g_published{nullptr};
 
 std::size_t align_up(std::size_t x, std::size_t a) {
   return (x + a - 1) / a * a;
@@ -284,6 +289,7 @@ pool_state* make_pool() {
                         ")");
   }
   s->arena = arena;
+  g_published.store(s.get(), std::memory_order_release);
   return s.release();  // never destroyed: blocks may be freed during static destruction
 }
 
@@ -510,5 +516,18 @@ void pool_trim() {
   flush_thread_cache();
   purge_arena(s);
 }
+
+namespace detail {
+
+pool_memory pool_memory_of(const void* p) noexcept {
+  pool_state* s = g_published.load(std::memory_order_acquire);
+  if (s == nullptr || p == nullptr) return pool_memory::none;
+  const std::shared_lock lock(s->chunk_mutex);
+  const auto it = find_chunk(*s, p, 1);
+  if (it == s->chunks.end()) return pool_memory::none;
+  return it->second.managed ? pool_memory::managed : pool_memory::host;
+}
+
+}  // namespace detail
 
 }  // namespace marg
