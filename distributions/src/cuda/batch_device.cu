@@ -347,6 +347,7 @@ binomial_rows<T> binomial_rows_on_device(const std::int64_t* ns, const double* p
   to_host(r.truncated.data(), dtrunc.get(), B, s);
   to_host(&longest, dlong.get(), 1, s);
   MARG_CUDA_TRY(cudaStreamSynchronize(s));
+  cuda::note_host_observed();  // no prefetch made before is skipped any more
   MARG_EXPECTS(longest <= static_cast<unsigned long long>(INT_MAX),
                detail::bad_argument(f, "the longest window", static_cast<std::int64_t>(longest),
                                     "<= INT_MAX"));
@@ -395,6 +396,7 @@ array<T> count_evidence_on_device(int B, int len, const std::int64_t* base,
   log_scale.resize(B);
   to_host(log_scale.data(), dscale.get(), B, s);
   MARG_CUDA_TRY(cudaStreamSynchronize(s));
+  cuda::note_host_observed();  // no prefetch made before is skipped any more
   return r;
 }
 
@@ -423,6 +425,7 @@ std::vector<draw_row> draws_on_device(int B, int m, int n, const T* x, const T* 
   std::vector<draw_row> r(B);
   to_host(r.data(), dout.get(), B, s);
   MARG_CUDA_TRY(cudaStreamSynchronize(s));
+  cuda::note_host_observed();  // no prefetch made before is skipped any more
   return r;
 }
 

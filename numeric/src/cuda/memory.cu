@@ -8,6 +8,7 @@
 
 #include "../memory/device_memory.hpp"
 #include "cuda_check.hpp"
+#include "stream.hpp"
 
 namespace marg::detail::device {
 namespace {
@@ -44,6 +45,7 @@ void* alloc_managed(std::size_t bytes) noexcept {
 
 void free_managed(void* p) noexcept {
   if (p != nullptr && cudaFree(p) != cudaSuccess) (void)cudaGetLastError();
+  cuda::note_host_observed();  // cudaFree waits; the addresses may come back
 }
 
 std::size_t free_memory() noexcept {
@@ -80,6 +82,7 @@ void* record_event(void* stream) noexcept {
 bool event_done(void* event) noexcept {
   const cudaError_t s = cudaEventQuery(static_cast<cudaEvent_t>(event));
   if (s == cudaErrorNotReady) return false;
+  cuda::note_host_observed();
   // an error other than not-ready: the work will never run, so nothing uses the blocks
   if (s != cudaSuccess) (void)cudaGetLastError();
   return true;
@@ -98,12 +101,14 @@ void release_event(void* event) noexcept {
 void wait_and_release_event(void* event) noexcept {
   if (cudaEventSynchronize(static_cast<cudaEvent_t>(event)) != cudaSuccess)
     (void)cudaGetLastError();
+  cuda::note_host_observed();
   release_event(event);
 }
 
 void synchronize_quietly(void* stream) noexcept {
   if (cudaStreamSynchronize(static_cast<cudaStream_t>(stream)) != cudaSuccess)
     (void)cudaGetLastError();
+  cuda::note_host_observed();
 }
 
 }  // namespace marg::detail::device

@@ -1,5 +1,8 @@
 // The per-thread libmarg streams and the bookkeeping that lets host access
-// skip synchronization when libmarg queued nothing since the last wait.
+// skip synchronization when libmarg queued nothing since the last wait, and
+// lets a device prefetch be skipped when the same bytes were prefetched to
+// the same device on the same stream since the host last learned of any
+// completed work.
 //
 // A thread's stream is created on first use (blocking with respect to the
 // legacy default stream, so that it also orders against callers' work there),
@@ -18,10 +21,67 @@
 namespace marg::detail::cuda {
 namespace {
 
+// Byte ranges of managed memory prefetched to a device on one stream. Once
+// the host learns that any work completed (a stream wait, an event found
+// done, a free) it may touch those pages, so every such observation bumps
+// `observed_epoch` and the sets of all streams are dropped. Managed memory is
+// coherent: a skip that turns out wrong (the host touched the pages after a
+// wait libmarg did not see) costs page faults, never a wrong result.
+std::atomic<std::uint64_t> observed_epoch{0};
+
+struct prefetched_ranges {
+  struct range {
+    std::uintptr_t begin, end;
+    int device;
+  };
+  static constexpr std::size_t capacity = 8;  // oldest dropped first
+  std::mutex mutex;
+  std::uint64_t epoch = 0;
+  std::size_t count = 0;
+  range r[capacity];
+
+  // drops the set when the host observed completion since it was filled
+  void refresh() noexcept {
+    const std::uint64_t e = observed_epoch.load();
+    if (e != epoch) {
+      epoch = e;
+      count = 0;
+    }
+  }
+  bool contains(std::uintptr_t b, std::uintptr_t e, int dev) noexcept {
+    const std::lock_guard lock(mutex);
+    refresh();
+    for (std::size_t i = 0; i < count; ++i)
+      if (r[i].device == dev && r[i].begin <= b && e <= r[i].end) return true;
+    return false;
+  }
+  // adds [b, e), merged with the ranges it overlaps or touches
+  void add(std::uintptr_t b, std::uintptr_t e, int dev) noexcept {
+    const std::lock_guard lock(mutex);
+    refresh();
+    for (std::size_t i = 0; i < count;) {
+      if (r[i].device == dev && r[i].begin <= e && b <= r[i].end) {
+        b = std::min(b, r[i].begin);
+        e = std::max(e, r[i].end);
+        std::copy(r + i + 1, r + count, r + i);
+        --count;
+      } else {
+        ++i;
+      }
+    }
+    if (count == capacity) {
+      std::copy(r + 1, r + count, r);
+      --count;
+    }
+    r[count++] = {b, e, dev};
+  }
+};
+
 struct stream_state {
   cudaStream_t stream = nullptr;
   std::atomic<std::uint64_t> queued{0};  // libmarg operations queued so far
   std::atomic<std::uint64_t> waited{0};  // queued count the last host wait covered
+  prefetched_ranges on_device;           // managed ranges prefetched on this stream
 };
 
 struct registry {
@@ -124,6 +184,10 @@ cudaStream_t resolve(stream_view stream) {
   return stream.is_default() ? thread_state()->stream : static_cast<cudaStream_t>(stream.handle());
 }
 
+void note_host_observed() noexcept {
+  observed_epoch.fetch_add(1);
+}
+
 void mark_enqueued(cudaStream_t stream) noexcept {
   if (stream_state* st = find_state(stream)) st->queued.fetch_add(1);
 }
@@ -131,7 +195,16 @@ void mark_enqueued(cudaStream_t stream) noexcept {
 void prefetch_managed(const void* ptr, std::size_t bytes, bool to_device, cudaStream_t stream) {
   if (bytes == 0 || !can_prefetch()) return;
   int dev = cudaCpuDeviceId;
-  if (to_device) MARG_CUDA_TRY(cudaGetDevice(&dev));
+  stream_state* st = nullptr;
+  const auto b = reinterpret_cast<std::uintptr_t>(ptr);
+  if (to_device) {
+    MARG_CUDA_TRY(cudaGetDevice(&dev));
+    // already moved there by earlier work on this stream, unobserved since
+    st = find_state(stream);
+    if (st != nullptr && st->on_device.contains(b, b + bytes, dev)) return;
+  } else {
+    note_host_observed();  // pages leave the device: drop every stream's set
+  }
 #if CUDART_VERSION >= 13000
   cudaMemLocation where{};
   where.type = to_device ? cudaMemLocationTypeDevice : cudaMemLocationTypeHost;
@@ -140,6 +213,7 @@ void prefetch_managed(const void* ptr, std::size_t bytes, bool to_device, cudaSt
 #else
   MARG_CUDA_TRY(cudaMemPrefetchAsync(ptr, bytes, dev, stream));
 #endif
+  if (st != nullptr) st->on_device.add(b, b + bytes, dev);
   mark_enqueued(stream);
 }
 
@@ -160,6 +234,7 @@ void synchronize(void* handle) {
   cuda::stream_state* st = cuda::find_state(s);
   const std::uint64_t q = st != nullptr ? st->queued.load() : 0;
   MARG_CUDA_TRY(cudaStreamSynchronize(s));
+  cuda::note_host_observed();
   if (st != nullptr) cuda::note_waited(st, q);
 }
 
@@ -172,6 +247,7 @@ void host_access(const void* ptr, std::size_t bytes, void* handle) {
     cuda::prefetch_managed(ptr, bytes, false, s);
   const std::uint64_t q = st != nullptr ? st->queued.load() : 0;  // what this wait covers
   MARG_CUDA_TRY(cudaStreamSynchronize(s));
+  cuda::note_host_observed();
   if (st != nullptr) cuda::note_waited(st, q);
 }
 

@@ -20,9 +20,16 @@ cudaStream_t resolve(stream_view stream);
 /// @param stream a resolved stream
 void mark_enqueued(cudaStream_t stream) noexcept;
 
+/// Records that the host learned that queued work completed (a stream or
+/// event wait, an event found done, a free): from here on it may touch
+/// managed pages, so no device prefetch made before is skipped any more.
+void note_host_observed() noexcept;
+
 /// Migrates managed memory to the current device (`to_device`) or to the host,
 /// ordered on `stream`. No-op when the device cannot prefetch (no concurrent
-/// managed access).
+/// managed access), and for a device prefetch of bytes that an earlier
+/// prefetch on the same libmarg stream already moved to this device with no
+/// completion observed by the host since (see note_host_observed).
 /// @param ptr first byte of managed memory
 /// @param bytes number of bytes
 /// @param to_device destination
