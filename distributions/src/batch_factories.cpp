@@ -18,6 +18,16 @@
 namespace marg {
 namespace {
 
+/// Row b of binomial_batch's arguments: n in 0..INT_MAX-1, p in [0, 1] (the
+/// names are formatted only for an error).
+void check_row(const char* f, const std::vector<std::int64_t>& ns, const std::vector<double>& ps,
+               std::int64_t b) {
+  MARG_EXPECTS(
+      ns[b] >= 0 && ns[b] < INT_MAX,
+      detail::bad_argument(f, ("ns[" + std::to_string(b) + "]").c_str(), ns[b], "in 0..INT_MAX-1"));
+  detail::check_probability_at(f, "ps", static_cast<std::size_t>(b), ps[b]);
+}
+
 /// A row's window and where its values start in its chunk's scratch.
 struct window {
   detail::binomial_window w;
@@ -41,14 +51,7 @@ pmf_batch<T> binomial_batch(const std::vector<std::int64_t>& ns, const std::vect
   const auto B = static_cast<std::int64_t>(ns.size());
 #if MARG_WITH_CUDA
   if (detail::gpu::active()) {  // checked here, built on the device (the same values)
-    for (std::int64_t b = 0; b < B; ++b) {
-      MARG_EXPECTS(ns[b] >= 0 && ns[b] < INT_MAX,
-                   detail::bad_argument(f, ("ns[" + std::to_string(b) + "]").c_str(), ns[b],
-                                        "in 0..INT_MAX-1"));
-      if (!(ps[b] >= 0 && ps[b] <= 1))
-        detail::check_real(f, ("ps[" + std::to_string(b) + "]").c_str(), ps[b], 0, 1, false, false,
-                           "in [0, 1]");
-    }
+    for (std::int64_t b = 0; b < B; ++b) check_row(f, ns, ps, b);
     auto r =
         detail::gpu::binomial_rows_on_device<T>(ns.data(), ps.data(), static_cast<int>(B), tail, f);
     return pmf_batch<T>(detail::trusted, std::move(r.values), static_cast<int>(B), r.length,
@@ -67,12 +70,7 @@ pmf_batch<T> binomial_batch(const std::vector<std::int64_t>& ns, const std::vect
     auto& out = scratch[c];
     double room = 0;  // about 20 standard deviations a row: few reallocations
     for (std::int64_t b = b0; b < b1; ++b) {
-      MARG_EXPECTS(ns[b] >= 0 && ns[b] < INT_MAX,
-                   detail::bad_argument(f, ("ns[" + std::to_string(b) + "]").c_str(), ns[b],
-                                        "in 0..INT_MAX-1"));
-      if (!(ps[b] >= 0 && ps[b] <= 1))  // the name is formatted only for the error
-        detail::check_real(f, ("ps[" + std::to_string(b) + "]").c_str(), ps[b], 0, 1, false, false,
-                           "in [0, 1]");
+      check_row(f, ns, ps, b);
       room += 16 + 20 * std::sqrt(static_cast<double>(ns[b]) * ps[b] * (1 - ps[b]));
     }
     out.reserve(static_cast<std::size_t>(std::min(room, 1e8)));
@@ -152,10 +150,7 @@ batch_evidence<T> binomial_count_evidence(const pmf_batch<T>& x, const pmf_batch
     MARG_EXPECTS(observed[b] >= 0,
                  detail::bad_argument(f, ("observed[" + std::to_string(b) + "]").c_str(),
                                       observed[b], ">= 0"));
-  for (std::size_t b = 0; b < rhos.size(); ++b)
-    if (!(rhos[b] >= 0 && rhos[b] <= 1))
-      detail::check_real(f, ("rhos[" + std::to_string(b) + "]").c_str(), rhos[b], 0, 1, false,
-                         false, "in [0, 1]");
+  for (std::size_t b = 0; b < rhos.size(); ++b) detail::check_probability_at(f, "rhos", b, rhos[b]);
   const int len = detail::length_checked(f, "length(x) + length(y) - 1",
                                          std::int64_t{x.length()} + y.length() - 1);
   // N at index 0 of each row; the row's last N must not overflow either

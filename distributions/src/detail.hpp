@@ -115,6 +115,18 @@ inline void check_real(const char* function, const char* name, double v, double 
   MARG_EXPECTS(ok, bad_real_argument(function, name, v, requirement));
 }
 
+/// Throws marg::invalid_argument naming `name` unless p is a probability in [0, 1].
+inline void check_probability(const char* function, const char* name, double p) {
+  check_real(function, name, p, 0, 1, false, false, "in [0, 1]");
+}
+
+/// check_probability for element i of the vector `name`: the name (name[i])
+/// is formatted only when p is bad, so a loop over many rows stays cheap.
+inline void check_probability_at(const char* function, const char* name, std::size_t i, double p) {
+  if (!(p >= 0 && p <= 1))
+    check_probability(function, (std::string(name) + "[" + std::to_string(i) + "]").c_str(), p);
+}
+
 /// Divides r by its long double total when the total drifted from 1 by more
 /// than 16 epsilon of T (see algebra.hpp); leaves it untouched otherwise.
 template <class T>

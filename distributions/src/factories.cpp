@@ -12,6 +12,7 @@ namespace {
 
 using detail::bad_argument;
 using detail::bad_real_argument;
+using detail::check_probability;
 using detail::check_real;
 
 using ld = long double;
@@ -37,10 +38,6 @@ pmf<T> from_log(const std::vector<ld>& lp, std::int64_t lower, ld truncated = 0)
 
 void check_trials(const char* f, std::int64_t n) {
   MARG_EXPECTS(n >= 0 && n < INT_MAX, bad_argument(f, "n", n, "in 0..INT_MAX-1"));
-}
-
-void check_probability(const char* f, const char* name, double p) {
-  check_real(f, name, p, 0, 1, false, false, "in [0, 1]");
 }
 
 void check_tail(const char* f, double tail) {
