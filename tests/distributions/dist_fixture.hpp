@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -114,6 +115,13 @@ inline real chi_square_bound(int dof) {
   const real k = std::max(dof, 1);
   const real c = 1 - 2 / (9 * k) + z * std::sqrt(2 / (9 * k));
   return k * c * c * c;
+}
+
+/// n uniforms in [0, 1) from g, as the samplers draw them (53 bits each).
+inline std::vector<double> uniforms(marg::test::rng& g, std::size_t n) {
+  std::vector<double> u(n);
+  for (auto& v : u) v = std::generate_canonical<double, 53>(g);
+  return u;
 }
 
 }  // namespace marg::test::dist

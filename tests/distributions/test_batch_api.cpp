@@ -112,12 +112,6 @@ void check_chi_square(const std::map<std::int64_t, std::int64_t>& counts,
   CHECK(stat <= chi_square_bound(dof));
 }
 
-std::vector<double> uniforms(marg::test::rng& g, std::size_t n) {
-  std::vector<double> u(n);
-  for (auto& v : u) v = std::generate_canonical<double, 53>(g);
-  return u;
-}
-
 }  // namespace
 
 TEMPLATE_TEST_CASE("batch api: flat buffer constructor against categorical rows", "[distributions]",

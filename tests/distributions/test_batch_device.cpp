@@ -128,8 +128,7 @@ TEMPLATE_TEST_CASE("batch device: sample_given_evidence on a batch_evidence equa
   std::uniform_real_distribution<double> u01(0.05, 0.95);
   for (int b = 0; b < B; ++b) offsets[b] = 30 + b % 17, rhos[b] = u01(g);
   const auto e = marg::binomial_count_evidence(x, y, offsets, {25}, rhos, 200);
-  std::vector<double> u(2 * B);
-  for (auto& v : u) v = std::generate_canonical<double, 53>(g);
+  const auto u = marg::test::dist::uniforms(g, 2 * B);
   const auto a = marg::detail::sample_given_evidence_with(x, y, e, u);
   const auto b = marg::detail::sample_given_evidence_with(x, y, host_values(e.values), u);
   for (int r = 0; r < B; ++r) {
@@ -380,18 +379,12 @@ auto on(marg::backend b, F&& f) {
   return f();
 }
 
-#define MARG_NEED_GPU()                                    \
-  if (marg::device_count() == 0) {                         \
-    WARN("MARG_SKIP_NO_GPU: no CUDA device on this host"); \
-    return;                                                \
-  }
-
 }  // namespace
 
 TEMPLATE_TEST_CASE("batch device: binomial_batch and negation bit for bit as on the host",
                    "[distributions][cuda]", float, double) {
   using T = TestType;
-  MARG_NEED_GPU();
+  MARG_SKIP_IF_NO_GPU(true);
   const auto seed = marg::test::test_seed();
   CAPTURE(seed);
   rng g(seed);
@@ -424,7 +417,7 @@ TEMPLATE_TEST_CASE("batch device: binomial_batch and negation bit for bit as on 
 TEMPLATE_TEST_CASE("batch device: evidence rows and draws as on the host with the same uniforms",
                    "[distributions][cuda]", float, double) {
   using T = TestType;
-  MARG_NEED_GPU();
+  MARG_SKIP_IF_NO_GPU(true);
   const auto seed = marg::test::test_seed();
   CAPTURE(seed);
   rng g(seed);
@@ -456,8 +449,7 @@ TEMPLATE_TEST_CASE("batch device: evidence rows and draws as on the host with th
               1e-9 * (1 + std::fabs(eh.log_scale[b])));
       }
     }
-    std::vector<double> u(2 * B);
-    for (auto& v : u) v = std::generate_canonical<double, 53>(g);
+    const auto u = marg::test::dist::uniforms(g, 2 * B);
     const auto like = host_values(eh.values);
     const auto dh = on<T>(marg::backend::cpu,
                           [&] { return marg::detail::sample_given_evidence_with(x, y, like, u); });
@@ -488,7 +480,7 @@ TEMPLATE_TEST_CASE("batch device: evidence rows and draws as on the host with th
 TEMPLATE_TEST_CASE("batch device: products below the double range and bad likelihoods",
                    "[distributions][cuda]", double) {
   using T = TestType;
-  MARG_NEED_GPU();
+  MARG_SKIP_IF_NO_GPU(true);
   // rows whose sums are near DBL_MIN (1e-300) and whose products with the
   // likelihood (1e-100) all fall below it: the host sums them in long double,
   // the device in scaled double; both against a long double reference

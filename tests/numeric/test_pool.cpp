@@ -25,6 +25,8 @@
 #include <marg/numeric/error.hpp>
 #include <marg/numeric/pool.hpp>
 
+#include "numeric_fixture.hpp"
+
 namespace {
 
 constexpr std::size_t KiB = 1024, MiB = 1024 * KiB, GiB = 1024 * MiB;
@@ -350,10 +352,7 @@ TEST_CASE("array: every allocation is counted and returned", "[pool][array]") {
 TEMPLATE_TEST_CASE("pool (cuda): host, pool and mixed operands, threads with their own streams",
                    "[pool][cuda]", float, double) {
   using T = TestType;
-  if (marg::device_count() == 0) {
-    WARN("MARG_SKIP_NO_GPU: no CUDA device");
-    return;
-  }
+  MARG_SKIP_IF_NO_GPU(true);
   const marg::backend saved = marg::requested_backend();
   marg::set_backend(marg::backend::cuda);
   std::atomic<long> errors{0};

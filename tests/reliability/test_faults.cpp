@@ -225,10 +225,7 @@ void inject_cuda_launch_error_for_testing();  // test hook in numeric/src/backen
 
 TEST_CASE("faults: a failed CUDA launch becomes marg::cuda_error and the next call works",
           "[reliability][faults][cuda][inject]") {
-  if (marg::device_count() == 0) {
-    WARN("MARG_SKIP_NO_GPU: no CUDA device");
-    return;
-  }
+  MARG_SKIP_IF_NO_GPU(true);
   backend_guard cuda(marg::backend::cuda);
   try {
     marg::detail::inject_cuda_launch_error_for_testing();
