@@ -227,8 +227,8 @@ void BM_variant(benchmark::State& state, marg::detail::cuda::kernel_variant v, b
                 int n, int batch) {
   case_data<T>& c = get_case<T>(op, m, n, batch, false);
   const auto corr = marg::detail::cuda::correlation_of(args_of(c, 0));
-  if (v == marg::detail::cuda::kernel_variant::mma && !marg::detail::cuda::mma_supports(corr)) {
-    state.SkipWithError("the mma variant does not support these operands");
+  if (!marg::detail::cuda::variant_supports(v, corr)) {
+    state.SkipWithError("the variant does not support these operands");
     return;
   }
   const int split = marg::detail::cuda::tap_split_of(v, corr);
@@ -317,22 +317,17 @@ void register_type(const char* tname) {
   using marg::detail::cuda::kernel_variant;
   for (const auto& s : {shapes[0], shapes[1], shapes[2], shapes[3]})
     for (const banded_op op : {banded_op::convolve, banded_op::grad_p})
-      for (const auto& [v, vname] : {std::pair{kernel_variant::warp, "warp"},
-                                     {kernel_variant::small, "small"},
-                                     {kernel_variant::mid, "mid"},
-                                     {kernel_variant::large, "large"},
-                                     {kernel_variant::mma, "mma"}}) {
+      for (const kernel_variant v : marg::detail::cuda::all_variants) {
         if (v == kernel_variant::warp && s.batch == 1) continue;
         // 65536: only the variants made for it (the others take milliseconds)
         if (s.m == 65536 && v != kernel_variant::large && v != kernel_variant::mma) continue;
         // shape-only probe (null pointers); BM_variant checks the real operands
         const marg::detail::banded_args<T> probe{op, s.m, s.n,     nullptr, 1, 0,      nullptr,
                                                  1,  0,   nullptr, 1,       0, s.batch};
-        if (v == kernel_variant::mma &&
-            !marg::detail::cuda::mma_supports(marg::detail::cuda::correlation_of(probe)))
+        if (!marg::detail::cuda::variant_supports(v, marg::detail::cuda::correlation_of(probe)))
           continue;
-        const std::string name =
-            std::string("variant_") + vname + "/" + op_name(op) + "/" + tname + "/" + s.label;
+        const std::string name = std::string("variant_") + marg::detail::cuda::variant_name(v) +
+                                 "/" + op_name(op) + "/" + tname + "/" + s.label;
         benchmark::RegisterBenchmark(name.c_str(), BM_variant<T>, v, op, s.m, s.n, s.batch)
             ->UseManualTime()
             ->Iterations(20)

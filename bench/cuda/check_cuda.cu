@@ -27,33 +27,11 @@ namespace {
 
 using marg::detail::banded_op;
 using marg::detail::cuda::kernel_variant;
+using marg::detail::cuda::variant_name;
 
 int failures = 0;
 bool forced_variants = false;  // `variants`: also every variant forced
 int only_variant = -1;         // `variants=NAME`: only that one forced (and no dispatch run)
-
-const char* variant_name(kernel_variant v) {
-  switch (v) {
-    case kernel_variant::warp:
-      return "warp";
-    case kernel_variant::small:
-      return "small";
-    case kernel_variant::mid:
-      return "mid";
-    case kernel_variant::large:
-      return "large";
-    case kernel_variant::mma:
-      return "mma";
-  }
-  return "?";
-}
-
-// whether forcing variant v on this correlation is a valid test
-template <class T>
-bool forced_ok(kernel_variant v, const marg::detail::cuda::correlation_view<T>& c) {
-  if (v == kernel_variant::mma) return marg::detail::cuda::mma_supports(c);
-  return true;
-}
 
 // one case; `forced` >= 0: that kernel_variant launched directly (device
 // pointers only; returns without counting when the variant does not support it)
@@ -83,7 +61,7 @@ void one_as(banded_op op, int m, int n, int inc_a, int inc_b, int inc_out, int b
     const marg::detail::banded_args<T> args{op,    m,   n, a,       inc_a, sa,   b,
                                             inc_b, stb, o, inc_out, so,    batch};
     const auto c = marg::detail::cuda::correlation_of(args);
-    if (!forced_ok(v, c)) {
+    if (!marg::detail::cuda::variant_supports(v, c)) {
       cudaFree(a), cudaFree(b), cudaFree(o);
       return;
     }
@@ -137,8 +115,7 @@ void one(banded_op op, int m, int n, int inc_a, int inc_b, int inc_out, int batc
   if (only_variant < 0)
     one_as<T>(op, m, n, inc_a, inc_b, inc_out, batch, bcast_b, device, seed, -1);
   if (!forced_variants) return;
-  for (const kernel_variant v : {kernel_variant::warp, kernel_variant::small, kernel_variant::mid,
-                                 kernel_variant::large, kernel_variant::mma}) {
+  for (const kernel_variant v : marg::detail::cuda::all_variants) {
     // the largest problems only through the variants made for them (time)
     const bool huge = std::int64_t{m} * n * batch > 100000000;
     if (huge && v != kernel_variant::large && v != kernel_variant::mma) continue;
@@ -172,6 +149,9 @@ void sweep(bool quick) {
     one<T>(op, 13, 5, 2, 1, 3, 1000, true, false, rng());
     one<T>(op, 512, 300, 1, 2, 1, quick ? 10 : 300, false, true, rng());
     one<T>(op, 1, 1, 1, 1, 1, quick ? 700 : 70000, false, true, rng());
+    // lane-per-problem sizes: a last group part full, strides, broadcast
+    one<T>(op, 37, 100, 2, 3, 2, quick ? 70 : 2100, false, true, rng());
+    one<T>(op, 200, 9, 1, 1, 1, quick ? 40 : 4099, rng() % 2 == 0, true, rng());
     if (!quick) one<T>(op, 65536, 65536, 1, 1, 1, 1, false, true, rng());
   }
 }
@@ -188,17 +168,16 @@ int main(int argc, char** argv) {
       forced_variants = true;
     else if (arg.rfind("variants=", 0) == 0) {
       forced_variants = true;
-      for (const kernel_variant v :
-           {kernel_variant::warp, kernel_variant::small, kernel_variant::mid, kernel_variant::large,
-            kernel_variant::mma})
+      for (const kernel_variant v : marg::detail::cuda::all_variants)
         if (arg.substr(9) == variant_name(v)) only_variant = static_cast<int>(v);
       if (only_variant < 0) {
         std::fprintf(stderr, "check_cuda: unknown variant in '%s'\n", arg.c_str());
         return 2;
       }
     } else {
-      std::fprintf(stderr,
-                   "usage: check_cuda [quick] [variants | variants=warp|small|mid|large|mma]\n");
+      std::fprintf(
+          stderr,
+          "usage: check_cuda [quick] [variants | variants=warp|small|mid|large|mma|lane]\n");
       return 2;
     }
   }

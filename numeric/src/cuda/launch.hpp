@@ -18,10 +18,28 @@ template <class T>
 void launch_banded(const banded_args<T>& x, cudaStream_t stream);
 
 /// Kernel variants: warp per problem (kernels/warp.cuh), the tiled direct
-/// kernel with small, mid and large tiles (kernels/tiled.cuh) and the
+/// kernel with small, mid and large tiles (kernels/tiled.cuh), the
 /// tensor-core kernels (mma: 3xTF32 for float in kernels/mma_tf32.cu, FP64
-/// DMMA for double in kernels/mma_f64.cu).
-enum class kernel_variant { warp, small, mid, large, mma };
+/// DMMA for double in kernels/mma_f64.cu) and lane per problem for large
+/// batches of small problems (kernels/lane.cuh).
+enum class kernel_variant { warp, small, mid, large, mma, lane };
+
+/// Every variant, in declaration order.
+inline constexpr kernel_variant all_variants[] = {kernel_variant::warp, kernel_variant::small,
+                                                  kernel_variant::mid,  kernel_variant::large,
+                                                  kernel_variant::mma,  kernel_variant::lane};
+
+/// @param v a variant
+/// @return its name: "warp", "small", "mid", "large", "mma" or "lane"
+const char* variant_name(kernel_variant v);
+
+/// Whether variant `v` can compute `c` on this device (the tiled and warp
+/// variants take every correlation; see mma_supports and lane_supports).
+/// @param v the variant
+/// @param c the correlation
+/// @return true when launch_variant(v, c, ...) may be used
+template <class T>
+bool variant_supports(kernel_variant v, const correlation_view<T>& c);
 
 /// Whether the tensor-core variant computes `c` exactly (to the type's
 /// accuracy) on this device; launching it on a `c` it does not support is an
@@ -55,16 +73,39 @@ void launch_mma(const correlation_view<float>& c, int split, cudaStream_t stream
 /// @copydoc launch_mma(const correlation_view<float>&, int, cudaStream_t)
 void launch_mma(const correlation_view<double>& c, int split, cudaStream_t stream);
 
+/// Whether the lane-per-problem variant can run `c` on this device (its
+/// shared memory fits; at most lane_tuning::max_taps taps).
+/// @param c the correlation
+/// @return true when launch_variant(kernel_variant::lane, c, ...) may be used
+bool lane_supports(const correlation_view<float>& c);
+/// @copydoc lane_supports(const correlation_view<float>&)
+bool lane_supports(const correlation_view<double>& c);
+
+/// Whether launch_banded takes the lane-per-problem variant for `c`.
+/// @param c the correlation
+/// @return true to dispatch `c` to the lane variant
+bool lane_preferred(const correlation_view<float>& c);
+/// @copydoc lane_preferred(const correlation_view<float>&)
+bool lane_preferred(const correlation_view<double>& c);
+
+/// Launches the lane-per-problem variant (requires lane_supports(c)).
+/// @param c the correlation
+/// @param stream the stream
+void launch_lane(const correlation_view<float>& c, cudaStream_t stream);
+/// @copydoc launch_lane(const correlation_view<float>&, cudaStream_t)
+void launch_lane(const correlation_view<double>& c, cudaStream_t stream);
+
 /// Launches one kernel variant (explicitly instantiated in kernels/variants.cu).
 /// @param v the variant
 /// @param c the correlation
 /// @param split tiled variants: blocks that share the taps of one output tile
-///        (1..8, a cluster); ignored by the warp variant
+///        (1..8, a cluster); ignored by the warp and lane variants
 /// @param stream the stream
 template <class T>
 void launch_variant(kernel_variant v, const correlation_view<T>& c, int split, cudaStream_t stream);
 
-/// The tap split launch_banded uses with variant `v` (1 for the warp variant).
+/// The tap split launch_banded uses with variant `v` (1 for the warp and lane
+/// variants).
 /// @param v the variant
 /// @param c the correlation
 /// @return blocks per output tile, 1..8

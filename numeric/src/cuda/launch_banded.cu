@@ -75,6 +75,7 @@ int tap_split_of(kernel_variant v, const correlation_view<T>& c) {
   using tun = tiled_tunings<T>;
   switch (v) {
     case kernel_variant::warp:
+    case kernel_variant::lane:
       return 1;
     case kernel_variant::small:
       return tap_split<typename tun::small>(c);
@@ -95,6 +96,8 @@ void launch_banded(const banded_args<T>& x, cudaStream_t stream) {
   const correlation_view<T> c = correlation_of(x);
   if (mma_preferred(c)) {
     launch_variant(kernel_variant::mma, c, mma_split(c), stream);
+  } else if (lane_preferred(c)) {
+    launch_variant(kernel_variant::lane, c, 1, stream);
   } else if (c.batch >= dispatch_tuning::warp_from_batch &&
              c.lout <= dispatch_tuning::warp_max_out && c.la <= dispatch_tuning::warp_max_taps) {
     launch_variant(kernel_variant::warp, c, 1, stream);

@@ -10,6 +10,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 
 #include "../cuda_check.hpp"
@@ -137,16 +138,18 @@ __device__ __forceinline__ void await_previous_kernel() {
 /// @param early_start allow programmatic dependent launch
 /// @param c the correlation
 /// @param stream the stream
+/// @param smem dynamic shared memory per block, bytes
 template <class T>
 void launch_with(void (*kernel)(correlation_view<T>), dim3 grid, unsigned threads, int split,
-                 bool early_start, const correlation_view<T>& c, cudaStream_t stream) {
+                 bool early_start, const correlation_view<T>& c, cudaStream_t stream,
+                 std::size_t smem = 0) {
   if (split == 1 && !early_start) {
-    kernel<<<grid, threads, 0, stream>>>(c);
+    kernel<<<grid, threads, smem, stream>>>(c);
   } else {
     cudaLaunchConfig_t cfg{};
     cfg.gridDim = grid;
     cfg.blockDim = dim3(threads);
-    cfg.dynamicSmemBytes = 0;
+    cfg.dynamicSmemBytes = smem;
     cfg.stream = stream;
     cudaLaunchAttribute attr[2];
     unsigned n = 0;

@@ -1,5 +1,5 @@
 // Instantiations of every kernel variant, one per tuning (kernels/tiled.cuh,
-// kernels/warp.cuh).
+// kernels/warp.cuh), and the variants' names and support rules.
 #include "../launch.hpp"
 #include "tiled.cuh"
 #include "warp.cuh"
@@ -21,9 +21,38 @@ void launch_variant(kernel_variant v, const correlation_view<T>& c, int split,
       return launch_tiled<T, typename tun::large>(c, split, stream);
     case kernel_variant::mma:
       return launch_mma(c, split, stream);
+    case kernel_variant::lane:
+      return launch_lane(c, stream);
   }
 }
 
+const char* variant_name(kernel_variant v) {
+  switch (v) {
+    case kernel_variant::warp:
+      return "warp";
+    case kernel_variant::small:
+      return "small";
+    case kernel_variant::mid:
+      return "mid";
+    case kernel_variant::large:
+      return "large";
+    case kernel_variant::mma:
+      return "mma";
+    case kernel_variant::lane:
+      return "lane";
+  }
+  return "?";
+}
+
+template <class T>
+bool variant_supports(kernel_variant v, const correlation_view<T>& c) {
+  if (v == kernel_variant::mma) return mma_supports(c);
+  if (v == kernel_variant::lane) return lane_supports(c);
+  return true;
+}
+
+template bool variant_supports<float>(kernel_variant, const correlation_view<float>&);
+template bool variant_supports<double>(kernel_variant, const correlation_view<double>&);
 template void launch_variant<float>(kernel_variant, const correlation_view<float>&, int,
                                     cudaStream_t);
 template void launch_variant<double>(kernel_variant, const correlation_view<double>&, int,
