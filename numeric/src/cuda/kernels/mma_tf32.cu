@@ -11,12 +11,17 @@ namespace marg::detail::cuda {
 namespace {
 
 /// Block shapes, the fastest candidates per size class (bench/notes/mma_tf32.md,
-/// rounds 3-4, H200, scratch tuner): 1024 outputs per block with 256-tap
-/// stages and X split once per stage for large problems and for batches that
-/// fit one tile (conv 65536: 180 us, conv 4096x512: 114); 512 outputs with
+/// rounds 3-5, H200, scratch tuner): 1024 outputs per block with 256-tap
+/// stages, X split once per stage and the second tap record of a k-step kept
+/// from an earlier one for large problems and for batches that fit one tile
+/// (conv 65536: 180.8 us, conv 4096x512: 114); 512 outputs with
 /// one tile per warp for mid-size; 512 with two tiles per warp for small
 /// (grad_p 4096x512: 67.0).
-using mma_tf32_large = mma_tf32_tuning<2, 4, 256, 5, true>;
+using mma_tf32_large = mma_tf32_tuning<2, 4, 256, 5, true, false, 16, true>;
+/// Gradients (equal work per tile) from big_out outputs: four interleaved
+/// tiles per warp, 3 blocks per SM (round 5: grad_p 65536 192.3 against
+/// 199.8 us for the large shape, both with split 7).
+using mma_tf32_grad = mma_tf32_tuning<4, 4, 256, 3, true, true, 16, true>;
 using mma_tf32_mid = mma_tf32_tuning<1, 4, 128, 4>;
 using mma_tf32_small = mma_tf32_tuning<2, 2, 128, 6>;
 
@@ -43,10 +48,11 @@ struct mma_tf32_dispatch {
   static constexpr std::int64_t grad_out_lo = 384, grad_out_hi = 512;
 };
 
-enum class shape { small, mid, large };
+enum class shape { small, mid, large, grad };
 
 shape shape_of(const correlation_view<float>& c) {
   using d = mma_tf32_dispatch;
+  if (c.lead == 0 && c.lout >= d::big_out) return shape::grad;
   if (c.lout >= d::large_from_out) return shape::large;
   if (c.lout >= d::mid_from_out) return c.lout <= d::one_tile_out ? shape::large : shape::mid;
   return shape::small;
@@ -76,6 +82,8 @@ int mma_split(const correlation_view<float>& c) {
   using d = mma_tf32_dispatch;
   const int sms = multiprocessors(), per = d::blocks_per_sm;
   switch (shape_of(c)) {
+    case shape::grad:
+      return std::min(mma_tf32_split<mma_tf32_grad>(c, sms, per), d::equal_work_split);
     case shape::large: {
       const int split = mma_tf32_split<mma_tf32_large>(c, sms, per);
       return c.lead == 0 ? std::min(split, d::equal_work_split) : split;
@@ -90,6 +98,8 @@ int mma_split(const correlation_view<float>& c) {
 
 void launch_mma(const correlation_view<float>& c, int split, cudaStream_t stream) {
   switch (shape_of(c)) {
+    case shape::grad:
+      return launch_mma_tf32<mma_tf32_grad>(c, split, stream);
     case shape::large:
       return launch_mma_tf32<mma_tf32_large>(c, split, stream);
     case shape::mid:
