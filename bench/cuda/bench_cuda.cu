@@ -304,7 +304,8 @@ void register_type(const char* tname) {
   const shape shapes[] = {
       {2048, 2048, 1, false, "2048"},          {65536, 65536, 1, false, "65536"},
       {64, 64, 16384, false, "16384x64"},      {512, 512, 4096, false, "4096x512"},
-      {64, 64, 16384, true, "16384x64_bcast"}, {1000, 3, 1, false, "1000x3"}};
+      {64, 64, 16384, true, "16384x64_bcast"}, {1000, 3, 1, false, "1000x3"},
+      {128, 32, 8192, false, "8192x128x32"}};
   for (const auto& s : shapes)
     for (const banded_op op : ops) {
       if (s.bcast && op != banded_op::convolve) continue;
@@ -315,7 +316,7 @@ void register_type(const char* tname) {
           ->Unit(benchmark::kMicrosecond);
     }
   using marg::detail::cuda::kernel_variant;
-  for (const auto& s : {shapes[0], shapes[1], shapes[2], shapes[3]})
+  for (const auto& s : {shapes[0], shapes[1], shapes[2], shapes[3], shapes[6]})
     for (const banded_op op : {banded_op::convolve, banded_op::grad_p})
       for (const kernel_variant v : marg::detail::cuda::all_variants) {
         if (v == kernel_variant::warp && s.batch == 1) continue;

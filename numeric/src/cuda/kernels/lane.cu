@@ -14,7 +14,6 @@ namespace {
 struct lane_device {
   int device = -1;
   int max_smem = 0;  ///< opt-in shared memory per block, bytes
-  bool opted_in[2] = {false, false};
 };
 
 lane_device& current_lane_device() {
@@ -22,7 +21,6 @@ lane_device& current_lane_device() {
   int dev = 0;
   MARG_CUDA_TRY(cudaGetDevice(&dev));
   if (dev != d.device) {
-    d = lane_device{};
     MARG_CUDA_TRY(
         cudaDeviceGetAttribute(&d.max_smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
     d.device = dev;
@@ -30,53 +28,78 @@ lane_device& current_lane_device() {
   return d;
 }
 
-/// Thresholds of the preference: batches from batch_min problems of at most
-/// max_out outputs and max_taps taps.
+/// Thresholds of the preference: batches from batch_min problems (enough
+/// groups of 32 to fill the GPU) with at most max_out outputs and taps in
+/// [min_taps, max_taps] (measured, H200, 16384 x 64: lane 12.3 us against
+/// 14.9 for the warp kernel; below min_taps a lane's steps are mostly the
+/// band's triangles)
 struct lane_dispatch {
-  static constexpr int batch_min = 2048;
+  static constexpr int batch_min = 4096;
   static constexpr int max_out = 256;
+  static constexpr int min_taps = 16;
   static constexpr int max_taps = 128;
 };
 
+/// Resident blocks of kernel_banded_lane<T, S> per multiprocessor at `bytes`
+/// of shared memory; opts the kernel in to the device's shared memory on
+/// first use. Cached for the last size per host thread (batches repeat
+/// their shape).
+template <class T, int S>
+int lane_blocks_per_sm(const lane_device& d, std::int64_t bytes) {
+  struct cache {
+    int device = -1, per_sm = 0;
+    std::int64_t bytes = -1;
+    bool opted_in = false;
+  };
+  static thread_local cache k;
+  if (k.device != d.device) k = cache{};
+  if (!k.opted_in) {
+    MARG_CUDA_TRY(cudaFuncSetAttribute(kernel_banded_lane<T, S>,
+                                       cudaFuncAttributeMaxDynamicSharedMemorySize, d.max_smem));
+    k.opted_in = true;
+  }
+  if (k.bytes != bytes) {
+    MARG_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&k.per_sm, kernel_banded_lane<T, S>,
+                                                                lane_tuning::threads,
+                                                                static_cast<std::size_t>(bytes)));
+    k.bytes = bytes;
+  }
+  k.device = d.device;
+  return k.per_sm;
+}
+
 template <class T>
 void launch_lane_t(const correlation_view<T>& c, cudaStream_t stream) {
-  lane_device& d = current_lane_device();
+  const lane_device& d = current_lane_device();
   if (!lane_fits(c, d.max_smem))
     throw marg::invalid_argument("lane kernel: the problem does not fit its shared memory");
-  bool& opted = d.opted_in[sizeof(T) == 8];
-  if (!opted) {
-    MARG_CUDA_TRY(cudaFuncSetAttribute(kernel_banded_lane<T>,
-                                       cudaFuncAttributeMaxDynamicSharedMemorySize, d.max_smem));
-    opted = true;
-  }
   const lane_shape s = lane_shape_of(c);
-  const std::int64_t bytes = s.total() * static_cast<std::int64_t>(sizeof(T));
-  // blocks resident per multiprocessor at this shared-memory size (cached
-  // for the last size: batches repeat their shape)
-  static thread_local std::int64_t last_bytes[2] = {-1, -1};
-  static thread_local int last_device[2] = {-1, -1}, last_per_sm[2] = {0, 0};
-  const int t = sizeof(T) == 8;
-  if (last_bytes[t] != bytes || last_device[t] != d.device) {
-    MARG_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &last_per_sm[t], kernel_banded_lane<T>, lane_tuning::threads,
-        static_cast<std::size_t>(bytes)));
-    last_bytes[t] = bytes;
-    last_device[t] = d.device;
-  }
-  // as few groups per block as the resident blocks allow, spread evenly
-  const std::int64_t slots =
-      std::max<std::int64_t>(1, std::int64_t{multiprocessors()} * last_per_sm[t]);
-  const std::int64_t per_block = (s.groups + slots - 1) / slots;
-  const auto grid = static_cast<unsigned>((s.groups + per_block - 1) / per_block);
-  launch_with(kernel_banded_lane<T>, dim3(grid), lane_tuning::threads, 1, true, c, stream,
-              static_cast<std::size_t>(bytes));
+  const std::int64_t sms = multiprocessors();
+  // persistent grid: as few groups per block as the resident blocks allow,
+  // spread evenly
+  const auto go = [&](auto kernel, std::int64_t bytes, int per_sm) {
+    const std::int64_t slots = std::max<std::int64_t>(1, sms * per_sm);
+    const std::int64_t per_block = (s.groups + slots - 1) / slots;
+    launch_with(kernel, dim3(static_cast<unsigned>((s.groups + per_block - 1) / per_block)),
+                lane_tuning::threads, 1, true, c, stream, static_cast<std::size_t>(bytes));
+  };
+  // one buffer (more resident blocks) when every group gets its own block at
+  // once or two buffers do not fit; otherwise two, so that a block's next
+  // group loads while it computes
+  const std::int64_t bytes1 = s.total(1) * static_cast<std::int64_t>(sizeof(T));
+  const std::int64_t bytes2 = s.total(2) * static_cast<std::int64_t>(sizeof(T));
+  const int per_sm1 = lane_blocks_per_sm<T, 1>(d, bytes1);
+  if ((s.groups <= sms * per_sm1 || bytes2 > d.max_smem))
+    go(kernel_banded_lane<T, 1>, bytes1, per_sm1);
+  else
+    go(kernel_banded_lane<T, 2>, bytes2, lane_blocks_per_sm<T, 2>(d, bytes2));
 }
 
 template <class T>
 bool lane_preferred_t(const correlation_view<T>& c) {
   using d = lane_dispatch;
-  return c.batch >= d::batch_min && c.lout <= d::max_out && c.la <= d::max_taps &&
-         lane_fits(c, current_lane_device().max_smem);
+  return c.batch >= d::batch_min && c.lout <= d::max_out && c.la >= d::min_taps &&
+         c.la <= d::max_taps && lane_fits(c, current_lane_device().max_smem);
 }
 
 }  // namespace

@@ -9,13 +9,16 @@
 // A lane's block is R consecutive outputs; per step of G = 4 taps it reads
 // the 4 taps and the next 4 values of its X window (two 16-byte loads) and
 // does 4 R FMAs from registers. The window is R + 4 values in U = R / 4 + 1
-// register quarters that rotate by renaming (the step loop is unrolled U
-// times), so sliding costs no moves. Rows are padded to an odd number of
-// 16-byte units: 8 lanes of a 16-byte load hit 8 distinct bank groups.
+// register quarters that rotate by renaming (U steps unrolled per pass), so
+// sliding costs no moves. Rows are padded to an odd number of 16-byte units:
+// 8 lanes of a 16-byte load hit 8 distinct bank groups.
 //
-// Persistent grid, two staging buffers: the next group's cp.async copies are
-// in flight while the current group computes. Results go through a shared
-// output slab as coalesced stores. Not installed.
+// Staging: cp.async of the operands' values only, element outer and problem
+// inner (one pointer step per copy); the rows' zero padding is written once
+// per block. One group per block when all groups fit at once (one buffer,
+// more resident blocks); otherwise a persistent grid with two buffers, the
+// next group's copies in flight during the current group's compute. Results
+// go through a shared output slab as coalesced stores. Not installed.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -55,9 +58,10 @@ struct lane_shape {
   int groups;  ///< groups of P problems
   /// @return elements of one staging buffer (taps and X rows of P problems)
   __host__ __device__ int buffer() const { return lane_tuning::P * (pa + px); }
+  /// @param stages staging buffers (1 or 2)
   /// @return elements of shared memory the kernel uses
-  __host__ __device__ std::int64_t total() const {
-    return 2 * std::int64_t{buffer()} + std::int64_t{lane_tuning::P} * po;
+  __host__ __device__ std::int64_t total(int stages) const {
+    return stages * std::int64_t{buffer()} + std::int64_t{lane_tuning::P} * po;
   }
 };
 
@@ -108,49 +112,59 @@ __device__ __forceinline__ void lane_load4(const T* p, T (&v)[lane_tuning::G]) {
   }
 }
 
-/// Copies row elements e = lane, lane + 32, ... < len of the warp's problems
-/// (p = warp + W i) from src_of(b) + off(e) into dst + p * pitch + e, zero
-/// where in(e) is false or the problem is past the batch. Element outer,
-/// problem inner: the source offset and test are computed once per element.
-template <class T, class Src, class Off, class In>
-__device__ __forceinline__ void lane_stage_rows(const correlation_view<T>& c, std::int64_t g,
-                                                int len, T* dst, int pitch, Src src_of, Off off,
-                                                In in) {
+/// Problems of group g that warp `warp` owns (warp + W i, i < P / W) and
+/// that lie inside the batch.
+template <class T>
+__device__ __forceinline__ int lane_live(const correlation_view<T>& c, std::int64_t g, int warp) {
   using C = lane_tuning;
-  constexpr int per_warp = C::P / C::W;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const std::int64_t b0 = g * C::P + warp;
-  const T* base[per_warp];
-  bool live[per_warp];
-#pragma unroll
-  for (int i = 0; i < per_warp; ++i) {
-    const std::int64_t b = b0 + i * C::W;
-    live[i] = b < c.batch;
-    base[i] = src_of(live[i] ? b : 0);
-  }
-  for (int e = lane; e < len; e += 32) {
-    const bool ok = in(e);
-    const std::int64_t o = ok ? off(e) : 0;
-#pragma unroll
-    for (int i = 0; i < per_warp; ++i)
-      async_copy(dst + (warp + i * C::W) * pitch + e, base[i] + o, ok && live[i]);
-  }
+  const std::int64_t left = c.batch - (g * C::P + warp);
+  return static_cast<int>(dmax(0, dmin(C::P / C::W, (left + C::W - 1) / C::W)));
 }
 
-/// Issues the copies of group g into `buf` (taps rows, then X rows; zeros
-/// outside the operands and for problems past the batch) and commits them.
+/// Calls f(i) for i < N, or for i < live when Full is false (a compile-time
+/// trip count when the warp's problems are all inside the batch).
+template <int N, bool Full, class F>
+__device__ __forceinline__ void lane_each(int live, F&& f) {
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+    if (Full || i < live) f(i);
+}
+
+/// Starts copying elements e < len of the warp's live problems (p = warp +
+/// W i, b = g P + p) from src + b batch + e step to dst + p pitch + e.
+/// Element outer, problem inner: one pointer step per copy.
+template <bool Full, class T>
+__device__ __forceinline__ void lane_copy_rows(int live, std::int64_t b0, int len, const T* src,
+                                               std::int64_t step, std::int64_t batch, T* dst,
+                                               int pitch) {
+  using C = lane_tuning;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const T* s0 = src + b0 * batch + lane * step;
+  T* d0 = dst + warp * pitch + lane;
+  const std::int64_t sb = C::W * batch, se = 32 * step;
+  const int db = C::W * pitch;
+  for (int e = lane; e < len; e += 32, s0 += se, d0 += 32)
+    lane_each<C::P / C::W, Full>(live, [&](int i) { async_copy(d0 + i * db, s0 + i * sb, true); });
+}
+
+/// Issues the copies of group g into `buf` and commits them: the taps and
+/// x values only (the zero padding around them was written once), nothing
+/// for problems past the batch (their stale rows give results never stored).
 template <class T>
 __device__ void lane_stage(const correlation_view<T>& c, const lane_shape& s, std::int64_t g,
                            T* buf) {
-  lane_stage_rows(
-      c, g, s.la4, buf, s.pa, [&](std::int64_t b) { return c.a + b * c.a_batch; },
-      [&](int e) { return e * c.a_step; }, [&](int e) { return e < c.la; });
-  const int shift = s.t_base - c.lead;  // element e holds x_{e + shift}
-  lane_stage_rows(
-      c, g, s.xlen, buf + lane_tuning::P * s.pa, s.px,
-      [&](std::int64_t b) { return c.x + b * c.x_batch; },
-      [&](int e) { return (e + shift) * c.x_step; },
-      [&](int e) { return e + shift >= 0 && e + shift < c.lx; });
+  using C = lane_tuning;
+  const int warp = threadIdx.x / 32;
+  const int live = lane_live(c, g, warp);
+  const std::int64_t b0 = g * C::P + warp;
+  T* const xrows = buf + C::P * s.pa + (c.lead - s.t_base);  // x_0 of problem 0
+  if (live == C::P / C::W) {
+    lane_copy_rows<true>(live, b0, c.la, c.a, c.a_step, c.a_batch, buf, s.pa);
+    lane_copy_rows<true>(live, b0, c.lx, c.x, c.x_step, c.x_batch, xrows, s.px);
+  } else {
+    lane_copy_rows<false>(live, b0, c.la, c.a, c.a_step, c.a_batch, buf, s.pa);
+    lane_copy_rows<false>(live, b0, c.lx, c.x, c.x_step, c.x_batch, xrows, s.px);
+  }
   async_commit();
 }
 
@@ -227,31 +241,41 @@ __device__ __forceinline__ void lane_block(const correlation_view<T>& c, const l
   }
 }
 
-/// Writes the output rows of group g: warp w stores problems w, w + W, ...,
-/// lanes along the row (coalesced for unit output steps); element outer,
-/// problem inner.
+/// Writes the output rows of the warp's live problems of group g, lanes
+/// along the row (coalesced for unit output steps); element outer, problem
+/// inner.
+template <bool Full, class T>
+__device__ __forceinline__ void lane_store_rows(const correlation_view<T>& c, const lane_shape& s,
+                                                int live, std::int64_t b0, const T* to) {
+  using C = lane_tuning;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  T* o0 = c.out + b0 * c.out_batch + lane * c.out_step;
+  const T* t0 = to + warp * s.po + lane;
+  const std::int64_t ob = C::W * c.out_batch, oe = 32 * c.out_step;
+  const int tb = C::W * s.po;
+  for (int j = lane; j < c.lout; j += 32, o0 += oe, t0 += 32)
+    lane_each<C::P / C::W, Full>(live, [&](int i) { o0[i * ob] = t0[i * tb]; });
+}
+
+/// Writes the output rows of group g from the shared slab `to`.
 template <class T>
 __device__ void lane_store(const correlation_view<T>& c, const lane_shape& s, std::int64_t g,
                            const T* to) {
   using C = lane_tuning;
-  constexpr int per_warp = C::P / C::W;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int warp = threadIdx.x / 32;
+  const int live = lane_live(c, g, warp);
   const std::int64_t b0 = g * C::P + warp;
-  const int live = static_cast<int>(
-      dmax(0, dmin(per_warp, (c.batch - b0 + C::W - 1) / C::W)));  // problems past the batch: none
-  T* const out = c.out + b0 * c.out_batch;
-  const std::int64_t step = std::int64_t{C::W} * c.out_batch;
-  for (int j = lane; j < c.lout; j += 32) {
-    T* o = out + std::int64_t{j} * c.out_step;
-    const T* t = to + warp * s.po + j;
-#pragma unroll
-    for (int i = 0; i < per_warp; ++i)
-      if (i < live) o[i * step] = t[i * C::W * s.po];
-  }
+  if (live == C::P / C::W)
+    lane_store_rows<true>(c, s, live, b0, to);
+  else
+    lane_store_rows<false>(c, s, live, b0, to);
 }
 
-/// The kernel: block blk computes groups blk, blk + gridDim.x, ...
-template <class T>
+/// The kernel: block blk computes groups blk, blk + gridDim.x, ... with S
+/// staging buffers (2: the next group's copies overlap the current group's
+/// compute; 1: less shared memory, more resident blocks, for grids of one
+/// group per block).
+template <class T, int S>
 __global__ void __launch_bounds__(lane_tuning::threads)
     kernel_banded_lane(const correlation_view<T> c) {
   using C = lane_tuning;
@@ -263,23 +287,34 @@ __global__ void __launch_bounds__(lane_tuning::threads)
   if (g >= s.groups) return;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int len = s.buffer();
-  T* const to = smem + 2 * len;
+  T* const to = smem + S * len;
+  // the zero padding of the buffers, written once: stages copy only the
+  // operands' values
+  for (int i = threadIdx.x; i < S * len; i += C::threads) smem[i] = T(0);
+  __syncthreads();
   lane_stage(c, s, g, smem);
-  for (int cur = 0;; cur ^= 1) {
+  for (int cur = 0;; cur = (cur + 1) % S) {
     const std::int64_t next = g + gridDim.x;
-    // the other buffer was last read before the barrier that ended the
-    // previous group's compute
-    if (next < s.groups)
-      lane_stage(c, s, next, smem + (cur ^ 1) * len);
-    else
-      async_commit();  // an empty group: one wait rule for every pass
-    async_wait<1>();
+    if constexpr (S == 2) {
+      // the other buffer was last read before the barrier that ended the
+      // previous group's compute
+      if (next < s.groups)
+        lane_stage(c, s, next, smem + (cur ^ 1) * len);
+      else
+        async_commit();  // an empty group: one wait rule for every pass
+      async_wait<1>();
+    } else {
+      async_wait<0>();
+    }
     __syncthreads();  // group g staged; the output slab's last reads are done
     const T* ta = smem + cur * len + lane * s.pa;
     const T* tx = smem + cur * len + C::P * s.pa + lane * s.px;
     for (int blk = warp; blk < s.nblk; blk += C::W)
       lane_block(c, s, ta, tx, to + lane * s.po, blk * C::R);
     __syncthreads();
+    if constexpr (S == 1) {
+      if (next < s.groups) lane_stage(c, s, next, smem);  // runs during the stores
+    }
     lane_store(c, s, g, to);
     if (next >= s.groups) break;
     g = next;
@@ -287,14 +322,14 @@ __global__ void __launch_bounds__(lane_tuning::threads)
 }
 
 /// Whether the lane kernel can run `c` on this device (its shared memory
-/// fits one block).
+/// with one staging buffer fits one block).
 /// @param c the correlation
 /// @param max_smem the device's opt-in shared memory per block, bytes
 /// @return true when launch_lane may be used
 template <class T>
 bool lane_fits(const correlation_view<T>& c, int max_smem) {
   if (c.la > lane_tuning::max_taps || c.lout <= 0 || c.lx > (1 << 20)) return false;
-  return lane_shape_of(c).total() * static_cast<std::int64_t>(sizeof(T)) <= max_smem;
+  return lane_shape_of(c).total(1) * static_cast<std::int64_t>(sizeof(T)) <= max_smem;
 }
 
 }  // namespace marg::detail::cuda
