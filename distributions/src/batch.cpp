@@ -405,8 +405,7 @@ template <class T>
 int check_over_sums(const char* f, const char* name, const pmf_batch<T>& x, const pmf_batch<T>& y,
                     const std::vector<T>& v) {
   const int B = x.batch();
-  const int len = detail::length_checked(f, "length(x) + length(y) - 1",
-                                         std::int64_t{x.length()} + y.length() - 1);
+  const int len = detail::sum_length(f, x, y);
   MARG_EXPECTS(
       v.size() == static_cast<std::size_t>(B) * len,
       detail::bad_argument(
@@ -471,8 +470,7 @@ namespace {
 template <class T>
 int check_evidence(const char* f, const pmf_batch<T>& x, const pmf_batch<T>& y,
                    const batch_evidence<T>& evidence) {
-  const int len = detail::length_checked(f, "length(x) + length(y) - 1",
-                                         std::int64_t{x.length()} + y.length() - 1);
+  const int len = detail::sum_length(f, x, y);
   MARG_EXPECTS(evidence.batch == x.batch(),
                detail::bad_argument(f, "evidence.batch", evidence.batch,
                                     ("x.batch() = " + std::to_string(x.batch())).c_str()));

@@ -151,8 +151,7 @@ batch_evidence<T> binomial_count_evidence(const pmf_batch<T>& x, const pmf_batch
                  detail::bad_argument(f, ("observed[" + std::to_string(b) + "]").c_str(),
                                       observed[b], ">= 0"));
   for (std::size_t b = 0; b < rhos.size(); ++b) detail::check_probability_at(f, "rhos", b, rhos[b]);
-  const int len = detail::length_checked(f, "length(x) + length(y) - 1",
-                                         std::int64_t{x.length()} + y.length() - 1);
+  const int len = detail::sum_length(f, x, y);
   // N at index 0 of each row; the row's last N must not overflow either
   std::vector<std::int64_t> base(static_cast<std::size_t>(B));
   for (int b = 0; b < B; ++b) {

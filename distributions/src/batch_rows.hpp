@@ -18,6 +18,14 @@
 
 namespace marg::detail {
 
+/// The row length of the sums of x and y, length(x) + length(y) - 1, as the
+/// numeric layer's int, or marg::invalid_argument naming `function`.
+template <class T>
+int sum_length(const char* function, const pmf_batch<T>& x, const pmf_batch<T>& y) {
+  return length_checked(function, "length(x) + length(y) - 1",
+                        std::int64_t{x.length()} + y.length() - 1);
+}
+
 template <class T>
 struct batch_storage {
   explicit batch_storage(array<T>&& p) : probs(std::move(p)) {}

@@ -20,6 +20,7 @@
 
 #include "../../../numeric/src/cuda/cuda_check.hpp"
 #include "../../../numeric/src/cuda/stream.hpp"
+#include "../../../numeric/src/memory/device_memory.hpp"
 #include "../batch_arith.hpp"
 #include "batch_device.hpp"
 
@@ -346,8 +347,7 @@ binomial_rows<T> binomial_rows_on_device(const std::int64_t* ns, const double* p
   to_host(r.lowers.data(), dlow.get(), B, s);
   to_host(r.truncated.data(), dtrunc.get(), B, s);
   to_host(&longest, dlong.get(), 1, s);
-  MARG_CUDA_TRY(cudaStreamSynchronize(s));
-  cuda::note_host_observed();  // no prefetch made before is skipped any more
+  device::synchronize(s);  // also lets host_access and later prefetches know
   MARG_EXPECTS(longest <= static_cast<unsigned long long>(INT_MAX),
                detail::bad_argument(f, "the longest window", static_cast<std::int64_t>(longest),
                                     "<= INT_MAX"));
@@ -395,8 +395,7 @@ array<T> count_evidence_on_device(int B, int len, const std::int64_t* base,
   MARG_CHECK_LAUNCH(s);
   log_scale.resize(B);
   to_host(log_scale.data(), dscale.get(), B, s);
-  MARG_CUDA_TRY(cudaStreamSynchronize(s));
-  cuda::note_host_observed();  // no prefetch made before is skipped any more
+  device::synchronize(s);  // also lets host_access and later prefetches know
   return r;
 }
 
@@ -424,8 +423,7 @@ std::vector<draw_row> draws_on_device(int B, int m, int n, const T* x, const T* 
   MARG_CHECK_LAUNCH(s);
   std::vector<draw_row> r(B);
   to_host(r.data(), dout.get(), B, s);
-  MARG_CUDA_TRY(cudaStreamSynchronize(s));
-  cuda::note_host_observed();  // no prefetch made before is skipped any more
+  device::synchronize(s);  // also lets host_access and later prefetches know
   return r;
 }
 
