@@ -38,6 +38,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "async_copy.cuh"
 #include "cluster.cuh"
 #include "correlation.cuh"
 
@@ -135,23 +136,6 @@ __device__ __forceinline__ void mma_m16n8k8_tf32(float (&d)[4], const std::uint3
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-/// Asynchronous 4-byte copy global -> shared; src_bytes 0 writes a zero.
-__device__ __forceinline__ void cp_async4(float* dst, const float* src, int src_bytes) {
-  const auto d = static_cast<std::uint32_t>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(src_bytes)
-               : "memory");
-}
-
-/// Closes the group of the cp.async copies issued so far by this thread.
-__device__ __forceinline__ void cp_async_commit() {
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-
-/// Waits for every cp.async group of this thread (then a barrier publishes them).
-__device__ __forceinline__ void cp_async_wait_all() {
-  asm volatile("cp.async.wait_group 0;\n" ::: "memory");
-}
-
 /// Range of stage positions [lo, hi) that read inside [0, end) when position
 /// p reads element first + p; clamped to [0, len] so the tests are 32-bit.
 __device__ __forceinline__ void stage_range(std::int64_t first, std::int64_t end, int len, int& lo,
@@ -187,7 +171,7 @@ struct mma_tf32_agent {
       for (int n = 0; n < C::nx; ++n) {
         const int p = tid + n * C::threads;
         const bool in = p >= lo && p < hi;
-        if (n + 1 < C::nx || p < C::XL) cp_async4(dst + n * drow, in ? src : x, in ? 4 : 0);
+        if (n + 1 < C::nx || p < C::XL) async_copy(dst + n * drow, in ? src : x, in);
         src += dsrc;
       }
     }
@@ -202,11 +186,11 @@ struct mma_tf32_agent {
       for (int n = 0; n < C::nt; ++n) {
         const int r = tid + n * C::threads;
         const bool in = r >= lo && r < hi;
-        if (r < C::raw_taps) cp_async4(dst + n * C::threads, in ? src : a, in ? 4 : 0);
+        if (r < C::raw_taps) async_copy(dst + n * C::threads, in ? src : a, in);
         src += dsrc;
       }
     }
-    cp_async_commit();
+    async_commit();
   }
 
   // splits the raw taps (and with pre the raw X) of buffer `buf` into the records of the stage
@@ -375,7 +359,7 @@ struct mma_tf32_agent {
     for (std::int64_t st = st0; st < st1; ++st) {
       const std::int64_t S = slo + st * C::KC;
       const int buf = C::raw_bufs == 2 ? static_cast<int>(st - st0) & 1 : 0;
-      cp_async_wait_all();
+      async_wait<0>();
       __syncthreads();  // stage st is in; every warp is done with stage st - 1
       split_stage(buf);
       __syncthreads();
