@@ -288,16 +288,9 @@ __global__ void __launch_bounds__(lane_tuning::threads)
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int len = s.buffer();
   T* const to = smem + S * len;
-  // the zero padding of the rows, written once: stages copy only the
-  // operands' values (the padding never changes)
-  const int x0 = c.lead - s.t_base;  // x_0's place in an X row
-  for (int r = warp; r < S * C::P; r += C::W) {
-    T* const ar = smem + r / C::P * len + r % C::P * s.pa;
-    T* const xr = smem + r / C::P * len + C::P * s.pa + r % C::P * s.px;
-    for (int e = c.la + lane; e < s.pa; e += 32) ar[e] = T(0);
-    for (int e = lane; e < x0; e += 32) xr[e] = T(0);
-    for (int e = x0 + c.lx + lane; e < s.px; e += 32) xr[e] = T(0);
-  }
+  // the zero padding of the buffers, written once: stages copy only the
+  // operands' values
+  for (int i = threadIdx.x; i < S * len; i += C::threads) smem[i] = T(0);
   __syncthreads();
   lane_stage(c, s, g, smem);
   for (int cur = 0;; cur = (cur + 1) % S) {
