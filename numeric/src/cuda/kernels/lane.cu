@@ -29,21 +29,21 @@ lane_device& current_lane_device() {
 }
 
 /// Thresholds of the preference: batches from batch_min problems (enough
-/// groups of 32 to fill the GPU) with at most max_out outputs and taps in
-/// [min_taps, max_taps] (measured, H200, 16384 x 64: lane 12.3 us against
-/// 14.9 for the warp kernel; below min_taps a lane's steps are mostly the
-/// band's triangles)
+/// groups of 32 to fill the GPU) with at most max_out outputs, at most
+/// max_taps taps and at least min_conv_taps (convolutions) or min_grad_taps
+/// (gradients). Measured, H200, bench_cuda (lane against the warp kernel):
+/// 16384 x 64 float convolve 12.1 against 14.6 us, grad_p 11.6 / 14.1,
+/// double 18.5 / 22.1 and 17.0 / 21.8; 8192 pairs of 128 and 32 float
+/// convolve 8.0 / 12.6, double 11.7 / 15.1, but grad_p (32 taps, no
+/// triangle) float 7.26 / 7.30 and double 10.7 / 9.2.
 struct lane_dispatch {
   static constexpr int batch_min = 4096;
   static constexpr int max_out = 256;
-  static constexpr int min_taps = 16;
   static constexpr int max_taps = 128;
+  static constexpr int min_conv_taps = 16;
+  static constexpr int min_grad_taps = 48;
 };
 
-/// Resident blocks of kernel_banded_lane<T, S> per multiprocessor at `bytes`
-/// of shared memory; opts the kernel in to the device's shared memory on
-/// first use. Cached for the last size per host thread (batches repeat
-/// their shape).
 template <class T, int S>
 int lane_blocks_per_sm(const lane_device& d, std::int64_t bytes) {
   struct cache {
@@ -98,7 +98,8 @@ void launch_lane_t(const correlation_view<T>& c, cudaStream_t stream) {
 template <class T>
 bool lane_preferred_t(const correlation_view<T>& c) {
   using d = lane_dispatch;
-  return c.batch >= d::batch_min && c.lout <= d::max_out && c.la >= d::min_taps &&
+  const int min_taps = c.lead > 0 ? d::min_conv_taps : d::min_grad_taps;
+  return c.batch >= d::batch_min && c.lout <= d::max_out && c.la >= min_taps &&
          c.la <= d::max_taps && lane_fits(c, current_lane_device().max_smem);
 }
 
