@@ -266,6 +266,21 @@ inline real relative_error(real got, real expected) {
   return expected == 0 ? d : d / std::fabs(expected);
 }
 
+/// Whether got is within the documented accuracy bound of want
+/// (docs/reliability.md): relative `tol`, plus an absolute slack of `terms`
+/// times the smallest normal T, since below it each term may be flushed or
+/// rounded to a subnormal. NaN and negative values fail.
+/// @param got value under test
+/// @param want reference
+/// @param terms terms (or roundings) that may each lose a subnormal
+/// @param tol relative tolerance
+template <class T>
+bool within_subnormal_bound(real got, real want, int terms, double tol = tolerance<T>()) {
+  if (std::isnan(got) || got < 0) return false;
+  return std::fabs(got - want) <=
+         static_cast<real>(tol) * want + terms * static_cast<real>(std::numeric_limits<T>::min());
+}
+
 /// Per-element relative errors of got against a reference.
 /// @param got values under test
 /// @param expected reference, same length

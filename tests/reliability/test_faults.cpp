@@ -70,7 +70,17 @@ TEMPLATE_TEST_CASE("faults: pool cap hit in a chain of sums", "[reliability][fau
   for (std::size_t i = 0; i < chain.size(); ++i) CHECK(chain[i].probs() == snapshots[i]);
   rvec want = widen_pmf(x0);
   for (std::size_t i = 1; i < chain.size(); ++i) want = ref_convolve(want, widen_pmf(y));
-  CHECK(compare(chain.back().probs(), want, 4 * tolerance<T>()).failures == 0);
+  // the documented bound: relative, with an absolute slack below the
+  // smallest normal T (a float tail of the chain can be subnormal)
+  const std::vector<T>& last = chain.back().probs();
+  REQUIRE(last.size() == want.size());
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < last.size(); ++i)
+    if (!within_subnormal_bound<T>(last[i], want[i], static_cast<int>(chain.size()),
+                                   4 * tolerance<T>()))
+      ++bad;
+  INFO("last: " << compare(last, want, 4 * tolerance<T>()).describe());
+  CHECK(bad == 0);
 
   // the pool is usable at once: free half of the chain, go on under the same cap
   chain.resize(chain.size() / 2);

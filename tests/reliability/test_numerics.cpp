@@ -24,15 +24,6 @@ constexpr T eps() {
   return std::numeric_limits<T>::epsilon();
 }
 
-// |got - want| within the relative bound, plus `terms` times the smallest
-// normal T: below it each term may be flushed or rounded to a subnormal
-template <class T>
-bool within_subnormal_bound(real got, real want, int terms) {
-  if (std::isnan(got) || got < 0) return false;
-  return std::fabs(got - want) <=
-         tolerance<T>() * want + terms * static_cast<real>(std::numeric_limits<T>::min());
-}
-
 }  // namespace
 
 TEMPLATE_TEST_CASE("numerics: denormal and tiny probabilities", "[reliability][numerics]",
