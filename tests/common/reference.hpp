@@ -60,6 +60,18 @@ inline std::uint64_t test_seed() {
 /// The random engine of the tests.
 using rng = std::mt19937_64;
 
+}  // namespace marg::test
+
+/// Declares `marg::test::rng NAME` seeded with test_seed(); the seed is
+/// CAPTUREd so that a failure prints it (replay with MARG_TEST_SEED). Use in
+/// a Catch2 test body.
+#define MARG_SEEDED_RNG(NAME)                        \
+  const auto marg_seed_ = ::marg::test::test_seed(); \
+  CAPTURE(marg_seed_);                               \
+  ::marg::test::rng NAME(marg_seed_)
+
+namespace marg::test {
+
 /// @return a uniform integer in [lo, hi]
 inline std::int64_t uniform_int(rng& g, std::int64_t lo, std::int64_t hi) {
   return std::uniform_int_distribution<std::int64_t>(lo, hi)(g);

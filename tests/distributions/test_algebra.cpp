@@ -106,10 +106,7 @@ TEMPLATE_TEST_CASE("algebra: k dice against exact integer counts", "[distributio
 TEMPLATE_TEST_CASE("algebra: Poisson-binomial of 1000 Bernoullis against a long double DP",
                    "[distributions]", MARG_DIST_CONFIGS) {
   using T = typename TestType::T;
-  MARG_USE_BACKEND_OR_SKIP(TestType);
-  const auto seed = marg::test::test_seed();
-  CAPTURE(seed);
-  marg::test::rng g(seed);
+  MARG_RANDOM_CASE(TestType);
   std::uniform_real_distribution<double> u(0.01, 0.99);
   std::vector<marg::pmf<T>> xs;
   rvec dp{1};
@@ -133,10 +130,7 @@ TEMPLATE_TEST_CASE("algebra: Poisson-binomial of 1000 Bernoullis against a long 
 TEMPLATE_TEST_CASE("algebra: sum of mixed lengths and supports equals the sequential DP",
                    "[distributions]", MARG_DIST_CONFIGS) {
   using T = typename TestType::T;
-  MARG_USE_BACKEND_OR_SKIP(TestType);
-  const auto seed = marg::test::test_seed();
-  CAPTURE(seed);
-  marg::test::rng g(seed);
+  MARG_RANDOM_CASE(TestType);
   for (const int count : {1, 2, 3, 7, 16, 33}) {
     CAPTURE(count);
     std::vector<marg::pmf<T>> xs;
@@ -194,10 +188,7 @@ TEMPLATE_TEST_CASE("algebra: negation and differences and shifts against loops",
 TEMPLATE_TEST_CASE("algebra: sum trees with carried terms, shared lengths and truncated terms",
                    "[distributions]", MARG_DIST_CONFIGS) {
   using T = typename TestType::T;
-  MARG_USE_BACKEND_OR_SKIP(TestType);
-  const auto seed = marg::test::test_seed();
-  CAPTURE(seed);
-  marg::test::rng g(seed);
+  MARG_RANDOM_CASE(TestType);
   const T tail = std::is_same_v<T, double> ? T(1e-30) : T(1e-12);
   // odd counts carry a term up; lengths 1..6 give equal output lengths from
   // different (m, n) groups (2 + 5 - 1 = 3 + 4 - 1), so batched runs break
@@ -245,10 +236,7 @@ TEMPLATE_TEST_CASE("algebra: sum trees with carried terms, shared lengths and tr
 TEMPLATE_TEST_CASE("algebra: sum is bit for bit the same for any CPU thread count",
                    "[distributions]", MARG_DIST_CONFIGS) {
   using T = typename TestType::T;
-  MARG_USE_BACKEND_OR_SKIP(TestType);
-  const auto seed = marg::test::test_seed();
-  CAPTURE(seed);
-  marg::test::rng g(seed);
+  MARG_RANDOM_CASE(TestType);
   std::vector<marg::pmf<T>> xs;
   for (int i = 0; i < 20011; ++i) {  // a prime: carried terms on several levels
     const int len = i % 7 == 0 ? 3 : 2;

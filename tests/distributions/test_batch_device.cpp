@@ -385,9 +385,7 @@ TEMPLATE_TEST_CASE("batch device: binomial_batch and negation bit for bit as on 
                    "[distributions][cuda]", float, double) {
   using T = TestType;
   MARG_SKIP_IF_NO_GPU(true);
-  const auto seed = marg::test::test_seed();
-  CAPTURE(seed);
-  rng g(seed);
+  MARG_SEEDED_RNG(g);
   for (const int B : {1, 2, 31, 257, 5003}) {
     for (const int nmax : {0, 3, 700, 100000}) {
       CAPTURE(B, nmax);
@@ -418,9 +416,7 @@ TEMPLATE_TEST_CASE("batch device: evidence rows and draws as on the host with th
                    "[distributions][cuda]", float, double) {
   using T = TestType;
   MARG_SKIP_IF_NO_GPU(true);
-  const auto seed = marg::test::test_seed();
-  CAPTURE(seed);
-  rng g(seed);
+  MARG_SEEDED_RNG(g);
   for (const int B : {1, 3, 97, 4099}) {
     CAPTURE(B);
     const auto [nx, px] = binomial_params(g, B, 700);

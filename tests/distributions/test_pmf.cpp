@@ -36,9 +36,7 @@ real eps() {
 
 TEMPLATE_TEST_CASE("pmf: accessors against long double loops", "[distributions]", float, double) {
   using T = TestType;
-  const auto seed = marg::test::test_seed();
-  CAPTURE(seed);
-  marg::test::rng g(seed);
+  MARG_SEEDED_RNG(g);
   for (const int len : {1, 2, 7, 31, 256}) {
     const std::int64_t lower = marg::test::uniform_int(g, -1000, 1000);
     std::vector<T> w = marg::test::random_positive<T>(g, len, marg::test::shape::scattered);
@@ -218,8 +216,8 @@ TEMPLATE_TEST_CASE("factories: beta-binomial against products of rising factoria
   using T = TestType;
   for (const std::int64_t n : {0, 1, 10, 60}) {
     // huge shapes too: lgamma differences lost every digit there (fuzzing finding F3)
-    for (const auto& [a, b] : {std::pair{1.0, 1.0}, {0.5, 2.5}, {20.0, 3.0}, {1e30, 1e30},
-                               {1e30, 2.0}, {3.0, 1e25}}) {
+    for (const auto& [a, b] :
+         {std::pair{1.0, 1.0}, {0.5, 2.5}, {20.0, 3.0}, {1e30, 1e30}, {1e30, 2.0}, {3.0, 1e25}}) {
       CAPTURE(n, a, b);
       const real la = static_cast<T>(a), lb = static_cast<T>(b);
       rvec ref(n + 1);

@@ -100,11 +100,9 @@ class threads_guard {
 
 /// Starts a randomized test case of configuration `C`: backend (or skip),
 /// then a random engine `g` whose seed is printed with every failure.
-#define MARG_RANDOM_CASE(C)                          \
-  MARG_USE_BACKEND_OR_SKIP(C);                       \
-  const auto marg_seed_ = ::marg::test::test_seed(); \
-  CAPTURE(marg_seed_);                               \
-  ::marg::test::rng g(marg_seed_)
+#define MARG_RANDOM_CASE(C)    \
+  MARG_USE_BACKEND_OR_SKIP(C); \
+  MARG_SEEDED_RNG(g)
 
 /// The four configurations, for TEMPLATE_TEST_CASE.
 #define MARG_ALL_CONFIGS \

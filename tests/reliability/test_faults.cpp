@@ -202,9 +202,7 @@ TEST_CASE("faults: no visible CUDA device: the automatic backend runs on the CPU
   backend_guard automatic(marg::backend::automatic);
   CHECK(marg::current_backend() == marg::backend::cpu);
   CHECK_THROWS_AS(marg::set_backend(marg::backend::cuda), marg::invalid_argument);
-  const auto seed = test_seed();
-  CAPTURE(seed);
-  rng g(seed);
+  MARG_SEEDED_RNG(g);
   for (const bool with_double : {false, true}) {
     const int m = random_size(g, 500), n = random_size(g, 500);
     const auto p = random_positive<double>(g, m, shape::bell);
@@ -251,9 +249,7 @@ TEST_CASE("faults: a failed CUDA launch becomes marg::cuda_error and the next ca
     CHECK(what.find(": ", colon + 2) != std::string::npos);
   }
   // the error was not sticky: the next call computes the right answer
-  const auto seed = test_seed();
-  CAPTURE(seed);
-  rng g(seed);
+  MARG_SEEDED_RNG(g);
   const int m = random_size(g, 3000), n = random_size(g, 3000);
   const auto p = random_positive<double>(g, m, shape::bell);
   const auto q = random_positive<double>(g, n, shape::scattered);
