@@ -161,7 +161,7 @@ banded_args<T> args_of(const case_data<T>& c, int s) {
 
 // times `launch(set)`: median over samples of bursts; sets the counters
 template <class T, class Launch>
-void time_and_check(benchmark::State& state, case_data<T>& c, Launch launch) {
+void time_and_check(benchmark::State& state, case_data<T>& c, Launch launch, int calls = 1) {
   cudaEvent_t e0, e1;
   BENCH_CUDA(cudaEventCreate(&e0));
   BENCH_CUDA(cudaEventCreate(&e1));
@@ -186,7 +186,7 @@ void time_and_check(benchmark::State& state, case_data<T>& c, Launch launch) {
   const int burst = static_cast<int>(std::clamp(0.2 / (one_ms + 1e-6), 1.0, 1000.0));
   std::vector<double> samples;
   for (auto _ : state) {
-    const double s = burst_ms(burst) * 1e-3 / burst;
+    const double s = burst_ms(burst) * 1e-3 / burst / calls;  // per call
     samples.push_back(s);
     state.SetIterationTime(s);
   }
@@ -219,6 +219,30 @@ void BM_marg(benchmark::State& state, banded_op op, int m, int n, int batch, boo
   case_data<T>& c = get_case<T>(op, m, n, batch, bcast);
   time_and_check(state, c,
                  [&](int s) { marg::detail::cuda::launch_banded(args_of(c, s), g_stream); });
+}
+
+// the public API recorded by marg::capture_calls: one graph replay runs
+// `calls` products (rotating over the buffer sets); time per product
+template <class T>
+void BM_graph(benchmark::State& state, banded_op op, int m, int n, int batch, int calls) {
+  case_data<T>& c = get_case<T>(op, m, n, batch, false);
+  const marg::stream_view sv{static_cast<void*>(g_stream)};
+  std::vector<marg::call_graph> graphs;  // graph s starts at set s
+  for (int first = 0; first < c.sets; ++first)
+    graphs.push_back(marg::capture_calls(sv, [&] {
+      for (int i = 0; i < calls; ++i) {
+        const banded_args<T> x = args_of(c, (first + i) % c.sets);
+        if (op == banded_op::convolve)
+          marg::convolve_batched<T>(m, n, x.a, 1, x.stride_a, x.b, 1, x.stride_b, x.out, 1,
+                                    x.stride_out, batch, sv);
+        else
+          marg::convolve_grad_p_batched<T>(m, n, x.a, 1, x.stride_a, x.b, 1, x.stride_b, x.out, 1,
+                                           x.stride_out, batch, sv);
+      }
+    }));
+  state.counters["calls"] = calls;
+  time_and_check(
+      state, c, [&](int s) { graphs[static_cast<std::size_t>(s)].replay(sv); }, calls);
 }
 
 // one kernel variant forced, to tune the dispatch thresholds
@@ -311,6 +335,15 @@ void register_type(const char* tname) {
       if (s.bcast && op != banded_op::convolve) continue;
       const std::string name = std::string("marg/") + op_name(op) + "/" + tname + "/" + s.label;
       benchmark::RegisterBenchmark(name.c_str(), BM_marg<T>, op, s.m, s.n, s.batch, s.bcast)
+          ->UseManualTime()
+          ->Iterations(40)
+          ->Unit(benchmark::kMicrosecond);
+    }
+  // graphs of 20 calls: the per-call floor without the host's launch cost
+  for (const auto& s : {shapes[0], shapes[2], shapes[5]})
+    for (const banded_op op : {banded_op::convolve, banded_op::grad_p}) {
+      const std::string name = std::string("graph20/") + op_name(op) + "/" + tname + "/" + s.label;
+      benchmark::RegisterBenchmark(name.c_str(), BM_graph<T>, op, s.m, s.n, s.batch, 20)
           ->UseManualTime()
           ->Iterations(40)
           ->Unit(benchmark::kMicrosecond);

@@ -3,8 +3,10 @@
 #include <marg/marg.h>
 
 #include <marg/marg.hpp>
+#include <marg/numeric/graph.hpp>
 
 #include <exception>
+#include <memory>
 #include <new>
 #include <string>
 #include <utility>
@@ -72,7 +74,31 @@ marg_status log_prob_sum(const char* function, int m, const T* p, int incp, std:
   });
 }
 
+// carries a failed status of a C callback through the C++ API
+struct callback_failed {
+  marg_status status;
+};
+
+// guarded, where fn may also end in a C callback's failed status (its
+// message is already stored)
+template <class F>
+marg_status guarded_calls(F&& fn) noexcept {
+  marg_status failed = MARG_SUCCESS;
+  const marg_status st = guarded([&] {
+    try {
+      fn();
+    } catch (const callback_failed& e) {
+      failed = e.status;
+    }
+  });
+  return st != MARG_SUCCESS ? st : failed;
+}
+
 }  // namespace
+
+struct marg_graph {
+  marg::call_graph graph;
+};
 
 extern "C" {
 
@@ -136,6 +162,32 @@ marg_status marg_device_count(int* count) {
     MARG_EXPECTS(count != nullptr, std::string("marg_device_count: count is null"));
     *count = marg::device_count();
   });
+}
+
+marg_status marg_capture(void* stream, marg_status (*calls)(void* user), void* user,
+                         marg_graph** graph) {
+  if (graph != nullptr) *graph = nullptr;
+  return guarded_calls([&] {
+    MARG_EXPECTS(calls != nullptr, "marg_capture: calls is null");
+    MARG_EXPECTS(graph != nullptr, "marg_capture: graph is null");
+    auto g = std::make_unique<marg_graph>();
+    g->graph = marg::capture_calls(view(stream), [calls, user] {
+      const marg_status s = calls(user);
+      if (s != MARG_SUCCESS) throw callback_failed{s};
+    });
+    *graph = g.release();
+  });
+}
+
+marg_status marg_graph_replay(const marg_graph* graph, void* stream) {
+  return guarded_calls([&] {
+    MARG_EXPECTS(graph != nullptr, "marg_graph_replay: graph is null");
+    graph->graph.replay(view(stream));
+  });
+}
+
+void marg_graph_destroy(marg_graph* graph) {
+  delete graph;
 }
 
 marg_status marg_synchronize(void* stream) {

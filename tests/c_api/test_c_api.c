@@ -243,6 +243,71 @@ static void check_pool(void) {
   CHECK(marg_version() != NULL && strchr(marg_version(), '.') != NULL);
 }
 
+/* what check_graph's recorded calls read and write */
+struct graph_calls {
+  int m, n, fail;
+  double *p, *q, *r;
+};
+
+static marg_status record_convolve(void* user) {
+  struct graph_calls* c = (struct graph_calls*)user;
+  if (c->fail) return marg_convolve_f64(0, c->n, c->p, 1, c->q, 1, c->r, 1, NULL);
+  return marg_convolve_f64(c->m, c->n, c->p, 1, c->q, 1, c->r, 1, NULL);
+}
+
+/* capture and replay: on the CPU backend the calls run at each replay, with
+ * host memory; on a GPU a host operand is refused at capture */
+static void check_graph(int gpu) {
+  struct graph_calls c = {37, 23, 0, NULL, NULL, NULL};
+  marg_graph* graph = (marg_graph*)&c; /* must be reset to NULL on failure */
+  const int len = c.m + c.n - 1;
+  int i, j, round;
+  c.p = malloc(sizeof(double) * c.m);
+  c.q = malloc(sizeof(double) * c.n);
+  c.r = malloc(sizeof(double) * len);
+  for (i = 0; i < len; ++i) c.r[i] = -1.0;
+  CHECK(marg_capture(NULL, NULL, &c, &graph) == MARG_ERROR_INVALID_ARGUMENT && graph == NULL);
+  CHECK(marg_capture(NULL, record_convolve, &c, NULL) == MARG_ERROR_INVALID_ARGUMENT);
+  CHECK(marg_graph_replay(NULL, NULL) == MARG_ERROR_INVALID_ARGUMENT);
+  marg_graph_destroy(NULL);
+  if (gpu) {
+    CHECK(marg_set_backend(MARG_BACKEND_CUDA) == MARG_SUCCESS);
+    CHECK(marg_capture(NULL, record_convolve, &c, &graph) == MARG_ERROR_INVALID_ARGUMENT);
+    CHECK(graph == NULL && message_has("host-memory operand"));
+    /* the stream is usable after the refused capture */
+    for (i = 0; i < c.m; ++i) c.p[i] = uniform();
+    for (i = 0; i < c.n; ++i) c.q[i] = uniform();
+    CHECK(marg_convolve_f64(c.m, c.n, c.p, 1, c.q, 1, c.r, 1, NULL) == MARG_SUCCESS);
+    CHECK(rel(c.r[0], (long double)c.p[0] * c.q[0]) < 1e-12);
+  }
+  CHECK(marg_set_backend(MARG_BACKEND_CPU) == MARG_SUCCESS);
+  for (i = 0; i < len; ++i) c.r[i] = -1.0;
+  CHECK(marg_capture(NULL, record_convolve, &c, &graph) == MARG_SUCCESS && graph != NULL);
+  CHECK(c.r[0] == -1.0); /* not run at capture */
+  for (round = 0; round < 2; ++round) {
+    double worst = 0;
+    for (i = 0; i < c.m; ++i) c.p[i] = uniform();
+    for (i = 0; i < c.n; ++i) c.q[i] = uniform();
+    CHECK(marg_graph_replay(graph, NULL) == MARG_SUCCESS);
+    for (i = 0; i < len; ++i) {
+      long double s = 0;
+      for (j = 0; j < c.m; ++j)
+        if (i - j >= 0 && i - j < c.n) s += (long double)c.p[j] * c.q[i - j];
+      if (rel(c.r[i], s) > worst) worst = rel(c.r[i], s);
+    }
+    CHECK(worst < 1e-12);
+  }
+  /* a call that fails at replay reports its status and message */
+  c.fail = 1;
+  CHECK(marg_graph_replay(graph, NULL) == MARG_ERROR_INVALID_ARGUMENT);
+  CHECK(message_has("m = 0"));
+  marg_graph_destroy(graph);
+  CHECK(marg_set_backend(MARG_BACKEND_AUTOMATIC) == MARG_SUCCESS);
+  free(c.p);
+  free(c.q);
+  free(c.r);
+}
+
 int main(void) {
   static const int sizes[][2] = {{1, 1},   {1, 9},    {9, 1},    {2, 3},     {63, 64},
                                  {64, 64}, {97, 300}, {300, 97}, {257, 1031}};
@@ -258,6 +323,7 @@ int main(void) {
   check_errors();
   check_log_prob_sum();
   check_pool();
+  check_graph(count > 0);
   printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;
 }

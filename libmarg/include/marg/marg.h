@@ -20,11 +20,11 @@ extern "C" {
 
 /** Status codes of the C API. */
 typedef enum marg_status {
-  MARG_SUCCESS = 0,                /**< the call did what it was asked */
-  MARG_ERROR_INVALID_ARGUMENT = 1, /**< bad input; nothing was written */
-  MARG_ERROR_OUT_OF_MEMORY = 2,    /**< the pool or the system ran out of memory */
-  MARG_ERROR_CUDA = 3,             /**< the CUDA runtime reported a failure */
-  MARG_ERROR_INTERNAL = 4,         /**< any other failure (a bug: please report it) */
+  MARG_SUCCESS = 0,                 /**< the call did what it was asked */
+  MARG_ERROR_INVALID_ARGUMENT = 1,  /**< bad input; nothing was written */
+  MARG_ERROR_OUT_OF_MEMORY = 2,     /**< the pool or the system ran out of memory */
+  MARG_ERROR_CUDA = 3,              /**< the CUDA runtime reported a failure */
+  MARG_ERROR_INTERNAL = 4,          /**< any other failure (a bug: please report it) */
   MARG_STATUS_MAX_ENUM = 0x7FFFFFFF /**< not a status: gives the enum the range of int */
 } marg_status;
 
@@ -77,6 +77,44 @@ marg_status marg_device_count(int* count);
  * @return MARG_SUCCESS or MARG_ERROR_CUDA
  */
 marg_status marg_synchronize(void* stream);
+
+/** A recorded sequence of libmarg numeric calls (see marg::call_graph). */
+typedef struct marg_graph marg_graph;
+
+/**
+ * Records the numeric calls (marg_convolve_*, their gradients and batched
+ * forms) that `calls(user)` makes, without running them; replay them with
+ * marg_graph_replay. On a GPU, `calls` runs once now with `stream` in CUDA
+ * stream capture: every call in it must pass `stream` and use device or
+ * managed memory (a host operand makes the call fail with
+ * MARG_ERROR_INVALID_ARGUMENT). On the CPU backend `calls` and `user` are
+ * kept and called at each replay. The buffers stay fixed: keep them (and
+ * `user`) valid while the graph can be replayed. See marg::capture_calls.
+ * @param stream a cudaStream_t, or NULL for the calling thread's libmarg stream
+ * @param calls makes the calls; returns MARG_SUCCESS or the status of the
+ *        first call that failed (the capture is then abandoned and that
+ *        status returned)
+ * @param user passed to `calls`
+ * @param graph receives the recording (free it with marg_graph_destroy)
+ * @return a status code
+ */
+marg_status marg_capture(void* stream, marg_status (*calls)(void* user), void* user,
+                         marg_graph** graph);
+
+/**
+ * Runs a recording again: on a GPU queued on `stream` (marg_synchronize
+ * before reading its outputs), on the CPU finished on return.
+ * @param graph from marg_capture
+ * @param stream a cudaStream_t, or NULL for the calling thread's libmarg stream
+ * @return a status code
+ */
+marg_status marg_graph_replay(const marg_graph* graph, void* stream);
+
+/**
+ * Frees a recording (work already queued by replays is unaffected).
+ * @param graph from marg_capture, or NULL
+ */
+void marg_graph_destroy(marg_graph* graph);
 
 /**
  * Sets the cap of the memory pool.
@@ -170,8 +208,8 @@ marg_status marg_convolve_grad_q_f64(int m, int n, const double* g, int incg, co
  * @return a status code
  */
 marg_status marg_convolve_batched_f32(int m, int n, const float* p, int incp, int64_t stridep,
-                                      const float* q, int incq, int64_t strideq, float* r,
-                                      int incr, int64_t strider, int batch, void* stream);
+                                      const float* q, int incq, int64_t strideq, float* r, int incr,
+                                      int64_t strider, int batch, void* stream);
 /** Double-precision marg_convolve_batched_f32. @copydetails marg_convolve_batched_f32 */
 marg_status marg_convolve_batched_f64(int m, int n, const double* p, int incp, int64_t stridep,
                                       const double* q, int incq, int64_t strideq, double* r,
@@ -198,7 +236,8 @@ marg_status marg_convolve_grad_p_batched_f32(int m, int n, const float* g, int i
                                              int64_t strideg, const float* q, int incq,
                                              int64_t strideq, float* gp, int incgp,
                                              int64_t stridegp, int batch, void* stream);
-/** Double-precision marg_convolve_grad_p_batched_f32. @copydetails marg_convolve_grad_p_batched_f32 */
+/** Double-precision marg_convolve_grad_p_batched_f32. @copydetails marg_convolve_grad_p_batched_f32
+ */
 marg_status marg_convolve_grad_p_batched_f64(int m, int n, const double* g, int incg,
                                              int64_t strideg, const double* q, int incq,
                                              int64_t strideq, double* gp, int incgp,
@@ -225,7 +264,8 @@ marg_status marg_convolve_grad_q_batched_f32(int m, int n, const float* g, int i
                                              int64_t strideg, const float* p, int incp,
                                              int64_t stridep, float* gq, int incgq,
                                              int64_t stridegq, int batch, void* stream);
-/** Double-precision marg_convolve_grad_q_batched_f32. @copydetails marg_convolve_grad_q_batched_f32 */
+/** Double-precision marg_convolve_grad_q_batched_f32. @copydetails marg_convolve_grad_q_batched_f32
+ */
 marg_status marg_convolve_grad_q_batched_f64(int m, int n, const double* g, int incg,
                                              int64_t strideg, const double* p, int incp,
                                              int64_t stridep, double* gq, int incgq,

@@ -12,6 +12,7 @@
 #include <marg/numeric/backend.hpp>
 #include <marg/numeric/convolve.hpp>
 #include <marg/numeric/error.hpp>
+#include <marg/numeric/graph.hpp>
 #include <marg/numeric/pool.hpp>
 #include <marg/numeric/stream.hpp>
 #include <marg/version.hpp>

@@ -84,6 +84,10 @@ T* ready(T* p, std::int64_t elements, bool copy_in, cudaStream_t s,
     case memory_kind::host:
       break;
   }
+  // staging needs a copy back and a host wait, which a graph cannot replay
+  MARG_EXPECTS(!capturing(s),
+               "marg: a host-memory operand cannot be captured into a call_graph "
+               "(use device or pool memory, e.g. marg::array)");
   block.emplace(bytes, s);
   prefetch_managed(block->get(), bytes, true, s);
   if (copy_in) MARG_CUDA_TRY(cudaMemcpyAsync(block->get(), p, bytes, cudaMemcpyDefault, s));

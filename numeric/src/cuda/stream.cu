@@ -198,6 +198,7 @@ void prefetch_managed(const void* ptr, std::size_t bytes, bool to_device, cudaSt
   stream_state* st = nullptr;
   const auto b = reinterpret_cast<std::uintptr_t>(ptr);
   if (to_device) {
+    if (defer_prefetch(ptr, bytes, stream)) return;
     MARG_CUDA_TRY(cudaGetDevice(&dev));
     // already moved there by earlier work on this stream, unobserved since
     st = find_state(stream);

@@ -37,4 +37,21 @@ void note_host_observed() noexcept;
 /// @throws marg::cuda_error
 void prefetch_managed(const void* ptr, std::size_t bytes, bool to_device, cudaStream_t stream);
 
+/// @param stream a resolved stream
+/// @return true when `stream` is being captured into a CUDA graph (by
+///         capture_calls or by the caller's own stream capture)
+/// @throws marg::cuda_error
+bool capturing(cudaStream_t stream);
+
+/// Called instead of a device prefetch of managed memory: when `stream` is
+/// being captured, a prefetch cannot be recorded, so capture_calls notes the
+/// range and prefetches it before every replay (under a caller's own capture
+/// the range is left where it is: pages migrate on first touch).
+/// @param ptr first byte of managed memory
+/// @param bytes number of bytes
+/// @param stream a resolved stream
+/// @return true when `stream` is capturing: do not prefetch now
+/// @throws marg::cuda_error
+bool defer_prefetch(const void* ptr, std::size_t bytes, cudaStream_t stream);
+
 }  // namespace marg::detail::cuda

@@ -73,4 +73,27 @@ void host_access(const void* ptr, std::size_t bytes, void* stream);
 /// @throws marg::cuda_error
 void prefetch(const void* ptr, std::size_t bytes, bool to_device, void* stream);
 
+/// Puts `stream` in capture mode (CUDA stream capture, this thread only):
+/// the libmarg calls that follow on it are recorded, not run; managed
+/// operands are noted for prefetch at replay instead of being prefetched.
+/// @param stream a cudaStream_t or nullptr (the thread's stream)
+/// @throws marg::invalid_argument when `stream` is already capturing
+/// @throws marg::cuda_error
+void begin_capture(void* stream);
+/// Ends the capture begun by begin_capture on `stream`.
+/// @param stream as given to begin_capture
+/// @param keep false: abandon the recording (after an error)
+/// @return the recording, or nullptr when !keep
+/// @throws marg::cuda_error when the capture was invalidated or cannot be
+///         instantiated (only when keep)
+void* end_capture(void* stream, bool keep);
+/// Queues a recording from end_capture on `stream`.
+/// @param graph from end_capture
+/// @param stream a cudaStream_t or nullptr (the thread's stream)
+/// @throws marg::cuda_error
+void replay(const void* graph, void* stream);
+/// Frees a recording from end_capture.
+/// @param graph from end_capture, or nullptr
+void destroy_graph(void* graph) noexcept;
+
 }  // namespace marg::detail::device

@@ -32,5 +32,11 @@ void synchronize_quietly(void*) noexcept {}
 void synchronize(void*) {}
 void host_access(const void*, std::size_t, void*) {}
 void prefetch(const void*, std::size_t, bool, void*) {}
+void begin_capture(void*) {}
+void* end_capture(void*, bool) {
+  return nullptr;
+}
+void replay(const void*, void*) {}
+void destroy_graph(void*) noexcept {}
 
 }  // namespace marg::detail::device
