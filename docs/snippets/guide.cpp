@@ -202,6 +202,22 @@ void numeric_layer() {
   marg::convolve<double>(m, n, p.data(), 1, q.data(), 1, r.data(), 1, s);
   marg::synchronize(s);
   // [end]
+
+  // [snippet: graph]
+  // record a step's calls once (pool or device memory only), replay them per iteration
+  marg::array<double> g(m + n - 1, 1.0), gp(m);
+  const marg::call_graph step = marg::capture_calls(s, [&] {
+    marg::convolve<double>(m, n, p.data(), 1, q.data(), 1, r.data(), 1, s);
+    marg::convolve_grad_p<double>(m, n, g.data(), 1, q.data(), 1, gp.data(), 1, s);
+  });
+  for (int iteration = 0; iteration < 3; ++iteration) {
+    p[0] = 1.0 / (iteration + 2);  // new input values, same buffers
+    step.replay(s);                // both products, one graph launch on a GPU
+    marg::synchronize(s);
+  }
+  // [end]
+  expect(std::fabs(r[0] - p[0] / n) < 1e-15, "replayed r[0] = p[0] q[0]");
+  expect(std::fabs(gp[0] - 1.0) < 1e-12, "replayed grad_p[0] = sum of q");
 }
 
 void pool() {
