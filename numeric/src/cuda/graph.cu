@@ -42,12 +42,10 @@ bool capturing(cudaStream_t stream) {
   return status != cudaStreamCaptureStatusNone;
 }
 
-bool defer_prefetch(const void* ptr, std::size_t bytes, cudaStream_t stream) {
-  if (tl_capture != nullptr && tl_capture->stream == stream) {
-    tl_capture->managed.push_back({ptr, bytes});
-    return true;
-  }
-  return capturing(stream);
+bool note_captured_prefetch(const void* ptr, std::size_t bytes, cudaStream_t stream) {
+  if (tl_capture == nullptr || tl_capture->stream != stream) return false;
+  tl_capture->managed.push_back({ptr, bytes});
+  return true;
 }
 
 }  // namespace marg::detail::cuda

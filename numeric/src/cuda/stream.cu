@@ -198,11 +198,14 @@ void prefetch_managed(const void* ptr, std::size_t bytes, bool to_device, cudaSt
   stream_state* st = nullptr;
   const auto b = reinterpret_cast<std::uintptr_t>(ptr);
   if (to_device) {
-    if (defer_prefetch(ptr, bytes, stream)) return;
+    if (note_captured_prefetch(ptr, bytes, stream)) return;
     MARG_CUDA_TRY(cudaGetDevice(&dev));
     // already moved there by earlier work on this stream, unobserved since
     st = find_state(stream);
     if (st != nullptr && st->on_device.contains(b, b + bytes, dev)) return;
+    // a caller's own capture: a graph cannot hold a prefetch (pages then
+    // migrate on first touch); checked only where a prefetch would be made
+    if (capturing(stream)) return;
   } else {
     note_host_observed();  // pages leave the device: drop every stream's set
   }

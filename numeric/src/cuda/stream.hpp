@@ -43,15 +43,14 @@ void prefetch_managed(const void* ptr, std::size_t bytes, bool to_device, cudaSt
 /// @throws marg::cuda_error
 bool capturing(cudaStream_t stream);
 
-/// Called instead of a device prefetch of managed memory: when `stream` is
-/// being captured, a prefetch cannot be recorded, so capture_calls notes the
-/// range and prefetches it before every replay (under a caller's own capture
-/// the range is left where it is: pages migrate on first touch).
+/// During capture_calls on `stream`: notes a managed range that a call
+/// would prefetch to the device, for a prefetch before every replay (a graph
+/// cannot hold a prefetch).
 /// @param ptr first byte of managed memory
 /// @param bytes number of bytes
 /// @param stream a resolved stream
-/// @return true when `stream` is capturing: do not prefetch now
-/// @throws marg::cuda_error
-bool defer_prefetch(const void* ptr, std::size_t bytes, cudaStream_t stream);
+/// @return true when the range was noted: do not prefetch now
+/// @throws std::bad_alloc
+bool note_captured_prefetch(const void* ptr, std::size_t bytes, cudaStream_t stream);
 
 }  // namespace marg::detail::cuda
