@@ -1,8 +1,9 @@
 // Float correlation on Hopper's warpgroup tensor-core instruction (wgmma,
 // sm_90a) with float accuracy: 3xTF32 on wgmma.m64n128k8 (kernels/wgmma_tf32.cu,
-// bench/notes/wgmma.md). The kernel exists only in builds that carry sm_90a
-// machine code (CMAKE_CUDA_ARCHITECTURES with 90a); elsewhere
-// wgmma_tf32_available() is false and nothing may be launched. Not installed.
+// bench/notes/wgmma.md). numeric/CMakeLists.txt compiles kernels/wgmma_*.cu
+// for sm_90a machine code plus compute_90 PTX; the kernel body exists only in
+// the sm_90a code (a trap stub elsewhere), so wgmma_tf32_available() is false
+// on other devices and nothing may be launched there. Not installed.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -11,8 +12,8 @@
 
 namespace marg::detail::cuda {
 
-/// Whether the current device runs the wgmma kernel: this build carries its
-/// sm_90a machine code and the device is of compute capability 9.0.
+/// Whether the current device runs the wgmma kernel: a device of compute
+/// capability 9.0 that loads the sm_90a machine code (not the stub).
 /// @return true when launch_wgmma_tf32 may be used
 bool wgmma_tf32_available();
 
@@ -30,8 +31,10 @@ bool wgmma_tf32_preferred(const correlation_view<float>& c);
 
 /// Launches the wgmma variant (requires wgmma_tf32_supports(c)): the unit
 /// kernel into a stream-ordered workspace (a per-device memory pool that keeps
-/// up to the largest workspace asked, <= 256 MiB), then the ordered reduction
-/// of the partial tiles into c.out; deterministic.
+/// up to the largest workspace asked, <= 256 MiB; created with the kernel's
+/// shared-memory attribute on the device's first call, which should not be
+/// inside a stream capture), then the ordered reduction of the partial tiles
+/// into c.out; deterministic.
 /// @param c the correlation
 /// @param stream the stream
 void launch_wgmma_tf32(const correlation_view<float>& c, cudaStream_t stream);
