@@ -359,7 +359,9 @@ void register_type(const char* tname) {
       for (const kernel_variant v : marg::detail::cuda::all_variants) {
         if (v == kernel_variant::warp && s.batch == 1) continue;
         // 65536: only the variants made for it (the others take milliseconds)
-        if (s.m == 65536 && v != kernel_variant::large && v != kernel_variant::mma) continue;
+        if (s.m == 65536 && v != kernel_variant::large && v != kernel_variant::mma &&
+            v != kernel_variant::wgmma)
+          continue;
         // shape-only probe (null pointers); BM_variant checks the real operands
         const marg::detail::banded_args<T> probe{op, s.m, s.n,     nullptr, 1, 0,      nullptr,
                                                  1,  0,   nullptr, 1,       0, s.batch};

@@ -21,16 +21,18 @@ void launch_banded(const banded_args<T>& x, cudaStream_t stream);
 /// kernel with small, mid and large tiles (kernels/tiled.cuh), the
 /// tensor-core kernels (mma: 3xTF32 for float in kernels/mma_tf32.cu, FP64
 /// DMMA for double in kernels/mma_f64.cu) and lane per problem for large
-/// batches of small problems (kernels/lane.cuh).
-enum class kernel_variant { warp, small, mid, large, mma, lane };
+/// batches of small problems (kernels/lane.cuh), and 3xTF32 on Hopper's
+/// warpgroup instruction for single large float problems
+/// (kernels/wgmma_tf32.cu, sm_90a only).
+enum class kernel_variant { warp, small, mid, large, mma, lane, wgmma };
 
 /// Every variant, in declaration order.
-inline constexpr kernel_variant all_variants[] = {kernel_variant::warp, kernel_variant::small,
-                                                  kernel_variant::mid,  kernel_variant::large,
-                                                  kernel_variant::mma,  kernel_variant::lane};
+inline constexpr kernel_variant all_variants[] = {
+    kernel_variant::warp, kernel_variant::small, kernel_variant::mid,  kernel_variant::large,
+    kernel_variant::mma,  kernel_variant::lane,  kernel_variant::wgmma};
 
 /// @param v a variant
-/// @return its name: "warp", "small", "mid", "large", "mma" or "lane"
+/// @return its name: "warp", "small", "mid", "large", "mma", "lane" or "wgmma"
 const char* variant_name(kernel_variant v);
 
 /// Whether variant `v` can compute `c` on this device (the tiled and warp

@@ -4,12 +4,15 @@
 // GPU. One launch per call, batches included; nothing synchronizes.
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "cuda_check.hpp"
 #include "kernels/cluster.cuh"
 #include "kernels/tiled.cuh"
 #include "kernels/warp.cuh"
+#include "kernels/wgmma_tf32.cuh"
 #include "launch.hpp"
+#include "stream.hpp"
 
 namespace marg::detail::cuda {
 namespace {
@@ -68,6 +71,18 @@ bool batched_full_float(const correlation_view<T>& c) {
          c.la >= dispatch_tuning::large_batched_from_taps && c.lout <= tiled_tunings<T>::large::TJ;
 }
 
+// single large float problems on Hopper's wgmma (H200, one run: float
+// convolve 65536 102.7 us against 187 on the mma kernel, gradients 81 against
+// 198; bench/notes/wgmma.md), except inside a stream capture: its workspace is
+// a stream-ordered allocation from its own pool, which capture_calls does not
+// record, so captured calls take the mma kernel
+template <class T>
+bool wgmma_first(const correlation_view<T>& c, cudaStream_t stream) {
+  if constexpr (std::is_same_v<T, float>)
+    return wgmma_tf32_preferred(c) && !capturing(stream) && wgmma_tf32_supports(c);
+  return false;
+}
+
 }  // namespace
 
 template <class T>
@@ -76,6 +91,7 @@ int tap_split_of(kernel_variant v, const correlation_view<T>& c) {
   switch (v) {
     case kernel_variant::warp:
     case kernel_variant::lane:
+    case kernel_variant::wgmma:
       return 1;
     case kernel_variant::small:
       return tap_split<typename tun::small>(c);
@@ -94,7 +110,9 @@ void launch_banded(const banded_args<T>& x, cudaStream_t stream) {
   if (x.batch == 0) return;
   using tun = tiled_tunings<T>;
   const correlation_view<T> c = correlation_of(x);
-  if (mma_preferred(c)) {
+  if (wgmma_first(c, stream)) {
+    launch_variant(kernel_variant::wgmma, c, 1, stream);
+  } else if (mma_preferred(c)) {
     launch_variant(kernel_variant::mma, c, mma_split(c), stream);
   } else if (lane_preferred(c)) {
     launch_variant(kernel_variant::lane, c, 1, stream);

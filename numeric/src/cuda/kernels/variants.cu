@@ -1,8 +1,11 @@
 // Instantiations of every kernel variant, one per tuning (kernels/tiled.cuh,
 // kernels/warp.cuh), and the variants' names and support rules.
+#include <type_traits>
+
 #include "../launch.hpp"
 #include "tiled.cuh"
 #include "warp.cuh"
+#include "wgmma_tf32.cuh"
 
 namespace marg::detail::cuda {
 
@@ -23,6 +26,11 @@ void launch_variant(kernel_variant v, const correlation_view<T>& c, int split,
       return launch_mma(c, split, stream);
     case kernel_variant::lane:
       return launch_lane(c, stream);
+    case kernel_variant::wgmma:
+      // float only: variant_supports is false for double
+      MARG_EXPECTS((std::is_same_v<T, float>), "marg: the wgmma variant computes float only");
+      if constexpr (std::is_same_v<T, float>) launch_wgmma_tf32(c, stream);
+      return;
   }
 }
 
@@ -40,6 +48,8 @@ const char* variant_name(kernel_variant v) {
       return "mma";
     case kernel_variant::lane:
       return "lane";
+    case kernel_variant::wgmma:
+      return "wgmma";
   }
   return "?";
 }
@@ -48,6 +58,9 @@ template <class T>
 bool variant_supports(kernel_variant v, const correlation_view<T>& c) {
   if (v == kernel_variant::mma) return mma_supports(c);
   if (v == kernel_variant::lane) return lane_supports(c);
+  if constexpr (std::is_same_v<T, float>)
+    if (v == kernel_variant::wgmma) return wgmma_tf32_supports(c);
+  if (v == kernel_variant::wgmma) return false;
   return true;
 }
 
