@@ -6,6 +6,7 @@
 #include "../cuda_check.hpp"
 #include "../launch.hpp"
 #include "lane.cuh"
+#include "lane_bulk.cuh"
 
 namespace marg::detail::cuda {
 namespace {
@@ -68,11 +69,61 @@ int lane_blocks_per_sm(const lane_device& d, std::int64_t bytes) {
   return k.per_sm;
 }
 
+/// Resident blocks per SM of `Kernel` with `bytes` of dynamic shared memory
+/// (opt-in and occupancy cached per host thread).
+template <auto Kernel>
+int blocks_per_sm_of(const lane_device& d, std::int64_t bytes, int threads) {
+  struct cache {
+    int device = -1, per_sm = 0;
+    std::int64_t bytes = -1;
+  };
+  static thread_local cache k;
+  if (k.device != d.device) {
+    MARG_CUDA_TRY(
+        cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, d.max_smem));
+    k = cache{d.device, 0, -1};
+  }
+  if (k.bytes != bytes) {
+    MARG_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&k.per_sm, Kernel, threads,
+                                                                static_cast<std::size_t>(bytes)));
+    k.bytes = bytes;
+  }
+  return k.per_sm;
+}
+
+/// The bulk-staged kernel (kernels/lane_bulk.cuh), where it measured faster
+/// than the cp.async kernel: at least two groups per block and two blocks
+/// per SM (H200, float convolve 16384 x 64: 256 blocks of two groups, 10.2
+/// against 12.2 us; bcast 8.0 against 11.3). One group per block (all
+/// resident at once, 8192 pairs of 128 and 32: 9.3 against 7.9 us with a
+/// block-barrier version) or one block per SM (double 16384 x 64: 21.1
+/// against 18.5) were slower.
+/// @return false when it does not run `c` (then the cp.async kernel does)
+template <class T, bool Rev>
+bool launch_lane_bulk(const correlation_view<T>& c, const lane_device& d, cudaStream_t stream) {
+  constexpr auto kernel = kernel_banded_lane_bulk<T, Rev>;
+  constexpr int threads = lane_bulk_tuning::threads;
+  const lane_bulk_shape s = lane_bulk_shape_of(c);
+  const std::int64_t bytes = s.bytes<T>(2);
+  if (bytes > d.max_smem) return false;
+  const int per_sm = blocks_per_sm_of<kernel>(d, bytes, threads);
+  if (per_sm < 2) return false;
+  const std::int64_t slots = multiprocessors() * std::int64_t{per_sm};
+  const std::int64_t per_block = (s.groups + slots - 1) / slots;
+  if (per_block < 2) return false;
+  launch_with(kernel, dim3(static_cast<unsigned>((s.groups + per_block - 1) / per_block)), threads,
+              1, true, c, stream, static_cast<std::size_t>(bytes));
+  return true;
+}
+
 template <class T>
 void launch_lane_t(const correlation_view<T>& c, cudaStream_t stream) {
   const lane_device& d = current_lane_device();
   if (!lane_fits(c, d.max_smem))
     throw marg::invalid_argument("lane kernel: the problem does not fit its shared memory");
+  if (lane_bulk_ok(c) && (c.a_step < 0 ? launch_lane_bulk<T, true>(c, d, stream)
+                                       : launch_lane_bulk<T, false>(c, d, stream)))
+    return;
   const lane_shape s = lane_shape_of(c);
   const std::int64_t sms = multiprocessors();
   // persistent grid: as few groups per block as the resident blocks allow,
