@@ -17,6 +17,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 
 #include "cluster.cuh"
@@ -264,6 +265,110 @@ struct tiled_agent {
   }
 };
 
+/// 32-bit shared-memory address of p (this block's window)
+__device__ __forceinline__ unsigned smem_u32(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+/// @return the shared::cluster address of `addr` (a shared address of this
+/// block) in block `rank` of the cluster
+__device__ __forceinline__ unsigned cluster_addr(unsigned addr, int rank) {
+  unsigned r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(addr), "r"(rank));
+  return r;
+}
+/// Asynchronous remote store of v to shared::cluster address `dst`, counted
+/// as sizeof(T) bytes of transaction on the mbarrier at `bar` (same block as dst).
+template <class T>
+__device__ __forceinline__ void store_async(unsigned dst, T v, unsigned bar) {
+  if constexpr (sizeof(T) == 4)
+    asm volatile(
+        "st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];" ::"r"(dst),
+        "r"(__float_as_uint(v)), "r"(bar)
+        : "memory");
+  else
+    asm volatile(
+        "st.async.shared::cluster.mbarrier::complete_tx::bytes.b64 [%0], %1, [%2];" ::"r"(dst),
+        "l"(__double_as_longlong(v)), "r"(bar)
+        : "memory");
+}
+
+/// The tiled kernel's body: as run_cluster_tiles (cluster.cuh), but a split
+/// tile is summed by pushing: every block sends each slice of its partial
+/// tile to the slice's owner with asynchronous remote stores (st.async) that
+/// count their bytes on the owner's mbarrier; the owner waits for its bytes
+/// alone, then sums its ck slices locally in rank order (the order of
+/// run_cluster_tiles: bitwise the same sums). No cluster-wide barrier on the
+/// critical path: a release-ordered cluster barrier costs ~0.4 us on an
+/// H200 (bench/notes/small2048.md). The one barrier left (every block has
+/// started and initialized its mbarrier before anyone sends) is arrived at
+/// (relaxed) before the tile's work and waited for after it. Nobody touches
+/// a peer after its own bytes arrived, so blocks exit without a barrier.
+/// Split tiles only (gridDim.y > 1); the kernel runs unsplit ones through
+/// run_cluster_tiles.
+/// @param recv TJ + max_tap_split values of shared memory
+/// @param full this block's mbarrier (shared memory)
+template <class T, class C>
+__device__ __forceinline__ void run_pushed_tiles(const correlation_view<T>& c,
+                                                 const tiled_agent<T, C>& agent, T* recv,
+                                                 unsigned long long* full) {
+  const std::int64_t J0 = std::int64_t{blockIdx.x} * C::TJ;
+  const int ck = gridDim.y, kt = blockIdx.y;
+  const int slice = (C::TJ + ck - 1) / ck;  // recv stride between senders
+  const int lo = C::TJ * kt / ck, hi = C::TJ * (kt + 1) / ck;
+  // bytes this block receives per problem: ck slices of its valid outputs
+  const unsigned bytes = static_cast<unsigned>(ck * dmax(0, dmin(hi, c.lout - J0) - lo) *
+                                               static_cast<std::int64_t>(sizeof(T)));
+  if (threadIdx.x == 0) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_u32(full)) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+  unsigned phase = 0;
+  for (std::int64_t b = blockIdx.z; b < c.batch; b += gridDim.z, phase ^= 1) {
+    const T* a = c.a + b * c.a_batch;
+    const T* x = c.x + b * c.x_batch;
+    T* out = c.out + b * c.out_batch;
+    if (threadIdx.x == 0)
+      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(full)),
+                   "r"(bytes)
+                   : "memory");
+    agent.run_tile(c, a, x, J0, kt, ck);
+    __syncthreads();
+    if (b == blockIdx.z) asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
+    for (int i = threadIdx.x; i < C::TJ && J0 + i < c.lout; i += C::threads) {
+      const int q = ((i + 1) * ck - 1) / C::TJ;  // owner: C::TJ * q / ck <= i
+      store_async(cluster_addr(smem_u32(recv + kt * slice + i - C::TJ * q / ck), q),
+                  agent.xs[C::phys(i)], cluster_addr(smem_u32(full), q));
+    }
+    asm volatile(
+        "{\n .reg .pred p;\n wait_full:\n"
+        " mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n @!p bra wait_full;\n}" ::"r"(
+            smem_u32(full)),
+        "r"(phase)
+        : "memory");
+    for (int i = lo + threadIdx.x; i < hi && J0 + i < c.lout; i += C::threads) {
+      T s = 0;
+      for (int q = 0; q < ck; ++q) s += recv[q * slice + i - lo];
+      out[(J0 + i) * c.out_step] = s;
+    }
+    // another problem follows (batches beyond the grid): peers may send
+    // into recv only once this block has read it
+    if (b + gridDim.z < c.batch) cooperative_groups::this_cluster().sync();
+    __syncthreads();
+  }
+}
+
+/// Largest tile (bytes) whose split is summed by pushing (run_pushed_tiles).
+/// 2048 takes the small and mid tiles, whose calls are short enough for the
+/// reduction's latency to matter (measured, H200, graphs of 20 calls: float
+/// 2048 convolve 3.25 -> 3.00-3.06 us, grad_p 3.10 -> 2.70-2.89, double
+/// 4.16 -> 3.80-3.98 / 3.90 -> 3.60; check_cuda variants, test_numeric,
+/// memcheck clean). OFF (0: every tile pulls, as run_cluster_tiles) until
+/// racecheck's warnings on the push are judged: 0 errors, but "warp level
+/// programming" RAW warnings on the mbarrier word itself (lanes 31 and 0
+/// of warp 0; bench/notes/small2048.md).
+inline constexpr std::size_t push_max_bytes = 0;
+
 /// Thin shell: one tile (blockIdx.x) x one tap split (blockIdx.y, the cluster
 /// rank) x problems blockIdx.z, blockIdx.z + gridDim.z, ... (cluster.cuh)
 template <class T, class C>
@@ -273,6 +378,14 @@ __global__ void __launch_bounds__(C::threads, C::min_blocks)
   __shared__ __align__(16) T xs[C::union_len];
   __shared__ __align__(16) T as[C::KC];
   const tiled_agent<T, C> agent{xs, as};
+  if constexpr (C::TJ * sizeof(T) <= push_max_bytes) {
+    __shared__ __align__(16) T recv[C::TJ + max_tap_split];
+    __shared__ __align__(8) unsigned long long full;
+    if (gridDim.y > 1) {
+      run_pushed_tiles<T, C>(c, agent, recv, &full);
+      return;
+    }
+  }
   run_cluster_tiles<C::TJ, C::threads>(c, agent, xs, [](int i) { return C::phys(i); });
 }
 
