@@ -91,13 +91,15 @@ int blocks_per_sm_of(const lane_device& d, std::int64_t bytes, int threads) {
   return k.per_sm;
 }
 
-/// The bulk-staged kernel (kernels/lane_bulk.cuh), where it measured faster
-/// than the cp.async kernel: at least two groups per block and two blocks
-/// per SM (H200, float convolve 16384 x 64: 256 blocks of two groups, 10.2
-/// against 12.2 us; bcast 8.0 against 11.3). One group per block (all
-/// resident at once, 8192 pairs of 128 and 32: 9.3 against 7.9 us with a
-/// block-barrier version) or one block per SM (double 16384 x 64: 21.1
-/// against 18.5) were slower.
+/// The kernel of kernels/lane_bulk.cuh when every block gets at most two
+/// groups with all blocks resident at once (no stage refills). H200, bench_cuda
+/// against the cp.async kernel, µs: float convolve 16384 x 64 (two groups per
+/// block) 9.0 against 12.2, bcast 8.3 against 11.4; 8192 pairs of 128 and 32
+/// (one group per block) float 6.7 against 7.9, double (two) 9.9 against
+/// 11.8. The kernel also refills stages when a block has more groups, but
+/// that measured slower (double 16384 x 64, four groups per block: 20.3
+/// against 18.5) and racecheck flags it (the copy warp's cp.async into a
+/// stage is ordered with the compute warps' reads by mbarriers only).
 /// @return false when it does not run `c` (then the cp.async kernel does)
 template <class T, bool Rev>
 bool launch_lane_bulk(const correlation_view<T>& c, const lane_device& d, cudaStream_t stream) {
@@ -106,11 +108,10 @@ bool launch_lane_bulk(const correlation_view<T>& c, const lane_device& d, cudaSt
   const lane_bulk_shape s = lane_bulk_shape_of(c);
   const std::int64_t bytes = s.bytes<T>(2);
   if (bytes > d.max_smem) return false;
-  const int per_sm = blocks_per_sm_of<kernel>(d, bytes, threads);
-  if (per_sm < 2) return false;
-  const std::int64_t slots = multiprocessors() * std::int64_t{per_sm};
-  const std::int64_t per_block = (s.groups + slots - 1) / slots;
-  if (per_block < 2) return false;
+  const std::int64_t slots =
+      multiprocessors() * std::int64_t{blocks_per_sm_of<kernel>(d, bytes, threads)};
+  const std::int64_t per_block = slots > 0 ? (s.groups + slots - 1) / slots : 3;
+  if (per_block > 2) return false;
   launch_with(kernel, dim3(static_cast<unsigned>((s.groups + per_block - 1) / per_block)), threads,
               1, true, c, stream, static_cast<std::size_t>(bytes));
   return true;

@@ -179,8 +179,9 @@ __device__ __forceinline__ void lane_unroll(F&& f) {
 }
 
 /// Step u (mod U) of a block: loads the window's new quarter (X at xq) into
-/// set (u + U - 1) % U and the taps at aq, then 4 R FMAs.
-template <class T, int u>
+/// set (u + U - 1) % U and the taps quad at aq (its order reversed when
+/// Rev), then 4 R FMAs.
+template <class T, int u, bool Rev = false>
 __device__ __forceinline__ void lane_step(const T* xq, const T* aq,
                                           T (&q)[lane_tuning::U][lane_tuning::G],
                                           T (&acc)[lane_tuning::R]) {
@@ -191,7 +192,36 @@ __device__ __forceinline__ void lane_step(const T* xq, const T* aq,
 #pragma unroll
   for (int k = 0; k < G; ++k)
 #pragma unroll
-    for (int r = 0; r < R; ++r) acc[r] += a4[k] * q[(u + (r + k) / G) % U][(r + k) % G];
+    for (int r = 0; r < R; ++r)
+      acc[r] += a4[Rev ? G - 1 - k : k] * q[(u + (r + k) / G) % U][(r + k) % G];
+}
+
+/// The ng steps of one lane block: acc[r] += a_k X_(t + r + k) over the
+/// block's taps, the window starting at xw (16-byte aligned), the first
+/// step's taps quad at aw; Rev: taps stored forward and read backwards (the
+/// quads step down, each reversed).
+template <class T, bool Rev>
+__device__ __forceinline__ void lane_steps(const T* xw, const T* aw, int ng,
+                                           T (&acc)[lane_tuning::R]) {
+  constexpr int G = lane_tuning::G, U = lane_tuning::U;
+  constexpr int da = Rev ? -G : G;  // taps pointer step per step
+  // quarter i of the window at step n is register set (n + i) % U: the
+  // first window's quarters 0 .. U - 2 into sets 0 .. U - 2
+  T q[U][G];
+#pragma unroll
+  for (int i = 0; i < U - 1; ++i) lane_load4(xw + G * i, q[i]);
+  xw += G * (U - 1);
+  int n = 0;
+  // U steps per pass (the sets come back to where they were), then the rest
+  for (; n + U <= ng; n += U, xw += G * U, aw += da * U)
+    lane_unroll<U>([&](auto u) {
+      constexpr int v = decltype(u)::value;
+      lane_step<T, v, Rev>(xw + G * v, aw + da * v, q, acc);
+    });
+  lane_unroll<U - 1>([&](auto u) {
+    constexpr int v = decltype(u)::value;
+    if (n + v < ng) lane_step<T, v, Rev>(xw + G * v, aw + da * v, q, acc);
+  });
 }
 
 /// One output block of one lane: outputs j0 .. j0 + R - 1 of the lane's
@@ -200,7 +230,7 @@ template <class T>
 __device__ __forceinline__ void lane_block(const correlation_view<T>& c, const lane_shape& s,
                                            const T* ta, const T* tx, T* to, int j0) {
   using C = lane_tuning;
-  constexpr int G = C::G, U = C::U, R = C::R;
+  constexpr int G = C::G, R = C::R;
   T acc[R];
 #pragma unroll
   for (int r = 0; r < R; ++r) acc[r] = T(0);
@@ -209,25 +239,7 @@ __device__ __forceinline__ void lane_block(const correlation_view<T>& c, const l
   const int khi = min(c.la - 1, c.lead + c.lx - 1 - j0);
   if (klo <= khi) {
     const int ng = khi / G + 1 - klo / G;  // steps (groups of G taps)
-    const T* xw = tx + (j0 + klo / G * G - s.t_base);
-    const T* aw = ta + klo / G * G;
-    // quarter i of the window at step n is register set (n + i) % U: the
-    // first window's quarters 0 .. U - 2 into sets 0 .. U - 2
-    T q[U][G];
-#pragma unroll
-    for (int i = 0; i < U - 1; ++i) lane_load4(xw + G * i, q[i]);
-    xw += G * (U - 1);
-    int n = 0;
-    // U steps per pass (the sets come back to where they were), then the rest
-    for (; n + U <= ng; n += U, xw += G * U, aw += G * U)
-      lane_unroll<U>([&](auto u) {
-        constexpr int v = decltype(u)::value;
-        lane_step<T, v>(xw + G * v, aw + G * v, q, acc);
-      });
-    lane_unroll<U - 1>([&](auto u) {
-      constexpr int v = decltype(u)::value;
-      if (n + v < ng) lane_step<T, v>(xw + G * v, aw + G * v, q, acc);
-    });
+    lane_steps<T, false>(tx + (j0 + klo / G * G - s.t_base), ta + klo / G * G, ng, acc);
   }
 #pragma unroll
   for (int r = 0; r < R; r += G) {

@@ -1,19 +1,21 @@
-// Lane per problem with bulk staging (sm_90 bulk copies and mbarriers), for
-// batches whose operand rows are contiguous, 16-byte aligned runs of a
-// multiple of 16 bytes: the per-lane compute of kernels/lane.cuh (R = 16
-// outputs per lane block, steps of 4 taps), but
-// - one bulk copy per operand row, its bytes counted on the stage's mbarrier
-//   (a shared operand, batch stride 0, copied once and read by broadcast);
-//   x_0 sits at a 16-byte aligned row offset because the output blocks start
-//   at js + R b with js congruent to lead mod G (outputs before 0 are
-//   computed and dropped); reversed taps (a convolution) are copied forward
-//   and each quad is reversed in registers;
-// - a block owns several groups (two for 16384 x 64) and two stages; a copy
-//   warp issues the first two groups' copies at once, refills a stage when
-//   its group is computed, and stores each group's output slab with one bulk
-//   store (outputs contiguous) while the compute warps go on with the next
-//   group: the compute warps never wait for each other, only for their data
-//   (full), the copy warp for them (done), they for the slab's store (free).
+// Lane per problem with 16-byte staging and a bulk output store (sm_90
+// mbarriers and bulk copies), for batches whose operand rows are
+// contiguous, 16-byte aligned runs of a multiple of 16 bytes: the per-lane
+// compute of kernels/lane.cuh (R = 16 outputs per lane block, steps of 4
+// taps), but
+// - 16-byte cp.async copies by all threads, their completion counted on the
+//   stage's mbarrier (a shared operand, batch stride 0, copied once and read
+//   by broadcast); x_0 sits at a 16-byte aligned row offset because the
+//   output blocks start at js + R b with js congruent to lead mod G (outputs
+//   before 0 are computed and dropped); reversed taps (a convolution) are
+//   copied forward and each quad is reversed in registers;
+// - a block owns several groups (two for 16384 x 64) and two stages; the
+//   first two groups are staged at once, then a copy warp refills a stage
+//   when its group is computed and stores each group's output slab with one
+//   bulk store (outputs contiguous) while the compute warps go on with the
+//   next group: the compute warps never wait for each other, only for their
+//   data (full), the copy warp for them (done), they for the slab's store
+//   (free).
 // Not installed.
 #pragma once
 
@@ -95,15 +97,12 @@ __device__ __forceinline__ unsigned lane_smem_addr(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
 
-/// mbarrier helpers (one arrival per phase: the thread that posts the bytes).
+/// mbarrier helpers.
 __device__ __forceinline__ void lane_bar_init(std::uint64_t* bar) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(lane_smem_addr(bar)) : "memory");
 }
-__device__ __forceinline__ void lane_bar_expect(std::uint64_t* bar, unsigned bytes) {
-  asm volatile(
-      "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(lane_smem_addr(bar)),
-      "r"(bytes)
-      : "memory");
+__device__ __forceinline__ void lane_bar_arrive(std::uint64_t* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(lane_smem_addr(bar)) : "memory");
 }
 __device__ __forceinline__ void lane_bar_wait(std::uint64_t* bar, unsigned parity) {
   const unsigned a = lane_smem_addr(bar);
@@ -116,17 +115,6 @@ __device__ __forceinline__ void lane_bar_wait(std::uint64_t* bar, unsigned parit
         : "r"(a), "r"(parity)
         : "memory");
   } while (!done);
-}
-
-/// Bulk copy of `bytes` (a multiple of 16, both ends 16-byte aligned) from
-/// global src to shared dst, counted on `bar`.
-__device__ __forceinline__ void lane_bulk_load(void* dst, const void* src, unsigned bytes,
-                                               std::uint64_t* bar) {
-  asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::
-          "r"(lane_smem_addr(dst)),
-      "l"(src), "r"(bytes), "r"(lane_smem_addr(bar))
-      : "memory");
 }
 
 /// Bulk store of `bytes` from shared src to global dst, committed as one group.
@@ -144,55 +132,50 @@ __device__ __forceinline__ void lane_bulk_wait_read() {
 }
 
 /// Orders this thread's generic shared-memory accesses before later
-/// async-proxy ones (bulk copies into, bulk stores from, shared memory).
+/// async-proxy ones (the bulk stores from shared memory).
 __device__ __forceinline__ void lane_fence_async() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
 
-/// Warp 0 issues the bulk copies of group g into `buf` (lane p: problem p's
-/// taps and x rows; nothing for problems past the batch, their stale rows
-/// give results never stored), counted on `bar`.
+/// Thread t of nt issues the 16-byte copies t, t + nt, ... of `rows` rows
+/// of `chunks` units each, row p from src + p batch to dst + p pitch.
 template <class T>
-__device__ void lane_bulk_stage(const correlation_view<T>& c, const lane_bulk_shape& s,
-                                std::int64_t g, T* buf, std::uint64_t* bar) {
-  using C = lane_tuning;
-  const int p = threadIdx.x % 32;
-  const std::int64_t b = g * C::P + p;
-  const int live = static_cast<int>(dmin(std::int64_t{C::P}, c.batch - g * C::P));
-  // a shared operand (batch stride 0) is copied once and every lane reads
-  // row 0 (broadcast loads): bulk copies of one address by every problem
-  // measured 3x slower (16384x64_bcast 37 us against 11.3)
-  const bool shared_a = c.a_batch == 0, shared_x = c.x_batch == 0;
-  if (p == 0)
-    lane_bar_expect(
-        bar, static_cast<unsigned>(((shared_a ? 1 : live) * c.la + (shared_x ? 1 : live) * c.lx) *
-                                   sizeof(T)));
-  __syncwarp();
-  if (b < c.batch) {
-    const T* a_row = (c.a_step < 0 ? c.a - (c.la - 1) : c.a) + b * c.a_batch;
-    if (!shared_a || p == 0)
-      lane_bulk_load(buf + p * s.pa + s.off_a, a_row, static_cast<unsigned>(c.la * sizeof(T)), bar);
-    if (!shared_x || p == 0)
-      lane_bulk_load(buf + C::P * s.pa + p * s.px + (c.lead - s.t_base), c.x + b * c.x_batch,
-                     static_cast<unsigned>(c.lx * sizeof(T)), bar);
+__device__ __forceinline__ void lane_vec_rows(int rows, int chunks, const T* src,
+                                              std::int64_t batch, T* dst, int pitch, int t,
+                                              int nt) {
+  constexpr int V = 16 / static_cast<int>(sizeof(T));
+  // chunk e = p chunks + k, stepped by nt without a division per copy
+  const int dp = nt / chunks, dk = nt - dp * chunks;
+  int p = t / chunks, k = t - p * chunks;
+  for (; p < rows; p += dp, k += dk) {
+    if (k >= chunks) k -= chunks, ++p;
+    if (p >= rows) break;
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(
+                     lane_smem_addr(dst + p * pitch + k * V)),
+                 "l"(src + p * batch + k * V)
+                 : "memory");
   }
 }
 
-/// Step u (mod U) of a block: the window's new quarter (X at xq) into set
-/// (u + U - 1) % U, the taps quad at aq (reversed when Rev), 4 R FMAs.
-template <class T, bool Rev, int u>
-__device__ __forceinline__ void lane_bulk_step(const T* xq, const T* aq,
-                                               T (&q)[lane_tuning::U][lane_tuning::G],
-                                               T (&acc)[lane_tuning::R]) {
-  constexpr int G = lane_tuning::G, U = lane_tuning::U, R = lane_tuning::R;
-  lane_load4(xq, q[(u + U - 1) % U]);
-  T a4[G];
-  lane_load4(aq, a4);
-#pragma unroll
-  for (int k = 0; k < G; ++k)
-#pragma unroll
-    for (int r = 0; r < R; ++r)
-      acc[r] += a4[Rev ? G - 1 - k : k] * q[(u + (r + k) / G) % U][(r + k) % G];
+/// Threads t < nt of the block issue the 16-byte cp.async copies of group
+/// g's rows into `buf` (nothing for problems past the batch: their stale
+/// rows give results never stored; a shared operand's row once, every lane
+/// reads row 0) and an async arrival on `bar` each; one plain arrival after
+/// a barrier of theirs completes the phase. (One bulk copy per 256-byte row,
+/// issued by one warp, measured 10.4 against 8.9 us for 16384x64.)
+template <class T>
+__device__ void lane_vec_stage(const correlation_view<T>& c, const lane_bulk_shape& s,
+                               std::int64_t g, T* buf, std::uint64_t* bar, int t, int nt) {
+  using C = lane_tuning;
+  constexpr int V = 16 / static_cast<int>(sizeof(T));
+  const int live = static_cast<int>(dmin(std::int64_t{C::P}, c.batch - g * C::P));
+  const std::int64_t b0 = g * C::P;
+  const T* a0 = (c.a_step < 0 ? c.a - (c.la - 1) : c.a) + b0 * c.a_batch;
+  lane_vec_rows(c.a_batch == 0 ? 1 : live, c.la / V, a0, c.a_batch, buf + s.off_a, s.pa, t, nt);
+  lane_vec_rows(c.x_batch == 0 ? 1 : live, c.lx / V, c.x + b0 * c.x_batch, c.x_batch,
+                buf + C::P * s.pa + (c.lead - s.t_base), s.px, t, nt);
+  asm volatile("cp.async.mbarrier.arrive.shared::cta.b64 [%0];\n" ::"r"(lane_smem_addr(bar))
+               : "memory");
 }
 
 /// One output block of one lane: outputs j0 .. j0 + R - 1 (those inside
@@ -203,32 +186,16 @@ __device__ __forceinline__ void lane_bulk_block(const correlation_view<T>& c,
                                                 const lane_bulk_shape& s, const T* ta, const T* tx,
                                                 T* to, int j0) {
   using C = lane_tuning;
-  constexpr int G = C::G, U = C::U, R = C::R;
-  constexpr int da = Rev ? -G : G;  // tap pointer step per step
+  constexpr int G = C::G, R = C::R;
   T acc[R];
 #pragma unroll
   for (int r = 0; r < R; ++r) acc[r] = T(0);
   const int klo = max(0, c.lead - (j0 + R - 1));
   const int khi = min(c.la - 1, c.lead + c.lx - 1 - j0);
-  if (klo <= khi) {
-    const int ng = khi / G + 1 - klo / G;
-    const T* xw = tx + (j0 + klo / G * G - s.t_base);
-    const T* aw = Rev ? ta + (s.la4 - G - klo / G * G) : ta + klo / G * G;
-    T q[U][G];
-#pragma unroll
-    for (int i = 0; i < U - 1; ++i) lane_load4(xw + G * i, q[i]);
-    xw += G * (U - 1);
-    int n = 0;
-    for (; n + U <= ng; n += U, xw += G * U, aw += da * U)
-      lane_unroll<U>([&](auto u) {
-        constexpr int v = decltype(u)::value;
-        lane_bulk_step<T, Rev, v>(xw + G * v, aw + da * v, q, acc);
-      });
-    lane_unroll<U - 1>([&](auto u) {
-      constexpr int v = decltype(u)::value;
-      if (n + v < ng) lane_bulk_step<T, Rev, v>(xw + G * v, aw + da * v, q, acc);
-    });
-  }
+  if (klo <= khi)
+    lane_steps<T, Rev>(tx + (j0 + klo / G * G - s.t_base),
+                       Rev ? ta + (s.la4 - G - klo / G * G) : ta + klo / G * G,
+                       khi / G + 1 - klo / G, acc);
   if (j0 >= 0 && j0 + R <= c.lout) {
 #pragma unroll
     for (int r = 0; r < R; ++r) to[j0 + r] = acc[r];
@@ -252,10 +219,10 @@ __device__ __forceinline__ bool lane_bulk_out(const correlation_view<T>& c,
 
 /// The kernel: block blk computes groups blk, blk + gridDim.x, ... through
 /// two stages (staging buffer and output slab), with W compute warps and one
-/// copy warp (the last).
-/// The copy warp issues the bulk copies (full[st]: bytes landed), waits for
-/// the compute warps of a group (done[st]: W arrivals), refills the stage,
-/// stores the slab and, once the store has read it, frees it (free[st]).
+/// copy warp (the last). All threads stage the first two groups (full[st]:
+/// copies landed); the copy warp waits for the compute warps of a group
+/// (done[st]: W arrivals), refills the stage, stores the slab and, once the
+/// store has read it, frees it (free[st]).
 /// Compute warps never wait for each other: warp w takes output block w of
 /// even groups and W - 1 - w of odd ones (every warp does the same work over
 /// two groups of a full convolution).
@@ -295,24 +262,31 @@ __global__ void __launch_bounds__(lane_bulk_tuning::threads)
   lane_fence_async();
   await_previous_kernel();
   __syncthreads();
+  // all threads stage the first two groups
+  for (int i = 0; i < S && i < n_local; ++i)
+    lane_vec_stage(c, s, g0 + i * std::int64_t{gridDim.x}, stages + i * len, full + i, threadIdx.x,
+                   threads);
+  __syncthreads();
+  if (threadIdx.x == 0)
+    for (int i = 0; i < S && i < n_local; ++i) lane_bar_arrive(full + i);
   if (warp == W) {
-    for (int i = 0; i < S && i < n_local; ++i)
-      lane_bulk_stage(c, s, g0 + i * std::int64_t{gridDim.x}, stages + i * len, full + i);
     for (int i = 0; i < n_local; ++i) {
       const std::int64_t g = g0 + i * std::int64_t{gridDim.x};
       const int st = i % S;
       const unsigned ph = static_cast<unsigned>((i / S) & 1);
       lane_bar_wait(done + st, ph);  // stage st read, slab st written
-      if (i + S < n_local)
-        lane_bulk_stage(c, s, g + S * std::int64_t{gridDim.x}, stages + st * len, full + st);
+      if (i + S < n_local) {
+        lane_vec_stage(c, s, g + S * std::int64_t{gridDim.x}, stages + st * len, full + st, lane,
+                       32);
+        __syncwarp();
+        if (lane == 0) lane_bar_arrive(full + st);
+      }
       if (lane == 0 && lane_bulk_out(c, s, g)) {
         lane_bulk_store(c.out + g * C::P * c.lout, slabs + st * (C::P * s.po),
                         static_cast<unsigned>(C::P * c.lout * sizeof(T)));
         lane_bulk_wait_read<0>();
       }
-      if (lane == 0)
-        asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(lane_smem_addr(freed + st))
-                     : "memory");
+      if (lane == 0) lane_bar_arrive(freed + st);
     }
     return;
   }
@@ -342,9 +316,7 @@ __global__ void __launch_bounds__(lane_bulk_tuning::threads)
     }
     lane_fence_async();
     __syncwarp();
-    if (lane == 0)
-      asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(lane_smem_addr(done + st))
-                   : "memory");
+    if (lane == 0) lane_bar_arrive(done + st);
   }
 }
 
