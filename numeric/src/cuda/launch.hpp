@@ -23,16 +23,17 @@ void launch_banded(const banded_args<T>& x, cudaStream_t stream);
 /// DMMA for double in kernels/mma_f64.cu) and lane per problem for large
 /// batches of small problems (kernels/lane.cuh), and 3xTF32 on Hopper's
 /// warpgroup instruction for single large float problems
-/// (kernels/wgmma_tf32.cu, sm_90a only).
-enum class kernel_variant { warp, small, mid, large, mma, lane, wgmma };
+/// (kernels/wgmma_tf32.cu, sm_90a only), warp per problem with paired
+/// output blocks for batches of mid-sized problems (kernels/pairs.cuh).
+enum class kernel_variant { warp, small, mid, large, mma, lane, pairs, wgmma };
 
 /// Every variant, in declaration order.
 inline constexpr kernel_variant all_variants[] = {
-    kernel_variant::warp, kernel_variant::small, kernel_variant::mid,  kernel_variant::large,
-    kernel_variant::mma,  kernel_variant::lane,  kernel_variant::wgmma};
+    kernel_variant::warp, kernel_variant::small, kernel_variant::mid,   kernel_variant::large,
+    kernel_variant::mma,  kernel_variant::lane,  kernel_variant::pairs, kernel_variant::wgmma};
 
 /// @param v a variant
-/// @return its name: "warp", "small", "mid", "large", "mma", "lane" or "wgmma"
+/// @return its name: "warp", "small", "mid", "large", "mma", "lane", "pairs" or "wgmma"
 const char* variant_name(kernel_variant v);
 
 /// Whether variant `v` can compute `c` on this device (the tiled and warp
@@ -96,6 +97,30 @@ bool lane_preferred(const correlation_view<double>& c);
 void launch_lane(const correlation_view<float>& c, cudaStream_t stream);
 /// @copydoc launch_lane(const correlation_view<float>&, cudaStream_t)
 void launch_lane(const correlation_view<double>& c, cudaStream_t stream);
+
+/// Whether the paired-block variant can run `c` (at most 1024 outputs per
+/// problem; its shared memory fits without the opt-in).
+/// @param c the correlation
+/// @return true when launch_variant(kernel_variant::pairs, c, ...) may be used
+bool pairs_supports(const correlation_view<float>& c);
+/// @copydoc pairs_supports(const correlation_view<float>&)
+bool pairs_supports(const correlation_view<double>& c);
+
+/// Whether the paired-block variant measured faster than the others for
+/// `c` (float batches of full convolutions up to 1024 outputs and of
+/// gradients up to 512; launch_banded does not ask yet: bench/notes/pairs.md).
+/// @param c the correlation
+/// @return true when the pairs variant is the one to dispatch `c` to
+bool pairs_preferred(const correlation_view<float>& c);
+/// @copydoc pairs_preferred(const correlation_view<float>&)
+bool pairs_preferred(const correlation_view<double>& c);
+
+/// Launches the paired-block variant (requires pairs_supports(c)).
+/// @param c the correlation
+/// @param stream the stream
+void launch_pairs(const correlation_view<float>& c, cudaStream_t stream);
+/// @copydoc launch_pairs(const correlation_view<float>&, cudaStream_t)
+void launch_pairs(const correlation_view<double>& c, cudaStream_t stream);
 
 /// Launches one kernel variant (explicitly instantiated in kernels/variants.cu).
 /// @param v the variant

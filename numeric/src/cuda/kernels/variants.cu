@@ -31,6 +31,8 @@ void launch_variant(kernel_variant v, const correlation_view<T>& c, int split,
       MARG_EXPECTS((std::is_same_v<T, float>), "marg: the wgmma variant computes float only");
       if constexpr (std::is_same_v<T, float>) launch_wgmma_tf32(c, stream);
       return;
+    case kernel_variant::pairs:
+      return launch_pairs(c, stream);
   }
 }
 
@@ -50,6 +52,8 @@ const char* variant_name(kernel_variant v) {
       return "lane";
     case kernel_variant::wgmma:
       return "wgmma";
+    case kernel_variant::pairs:
+      return "pairs";
   }
   return "?";
 }
@@ -61,6 +65,7 @@ bool variant_supports(kernel_variant v, const correlation_view<T>& c) {
   if constexpr (std::is_same_v<T, float>)
     if (v == kernel_variant::wgmma) return wgmma_tf32_supports(c);
   if (v == kernel_variant::wgmma) return false;
+  if (v == kernel_variant::pairs) return pairs_supports(c);
   return true;
 }
 

@@ -1,0 +1,74 @@
+// Paired-block warp-per-problem variant of the batched correlation
+// (kernels/pairs.cuh): launch, support and dispatch rules.
+#include <algorithm>
+#include <cstdint>
+
+#include "../cuda_check.hpp"
+#include "../launch.hpp"
+#include "pairs.cuh"
+
+namespace marg::detail::cuda {
+namespace {
+
+/// Shared memory a block may use without the opt-in.
+constexpr std::int64_t pairs_max_smem = 48 * 1024;
+
+/// Thresholds of the preference (float only): batches from batch_min
+/// problems of at least min_taps taps; full convolutions from conv_out_lo
+/// outputs (at most 1024: supports), gradients from grad_out_lo outputs
+/// with at most grad_max (outputs and taps).
+/// Measured, H200, bench_cuda, 4096 pairs of 512 (one run): convolve 82.7
+/// us (min_blocks 6; 79.6 at 4) against 110.3 (mma) and 128.4 (large);
+/// grad_p 62.4 (59.3) against 69.6 (mma).
+struct pairs_dispatch {
+  static constexpr int batch_min = 2048;
+  static constexpr int min_taps = 384;
+  static constexpr int conv_out_lo = 768;
+  static constexpr int grad_out_lo = 384;
+  static constexpr int grad_max = 512;
+};
+
+template <class T>
+void launch_pairs_t(const correlation_view<T>& c, cudaStream_t stream) {
+  if (!pairs_fits(c, pairs_max_smem))
+    throw marg::invalid_argument("pairs kernel: the problem does not fit its shared memory");
+  // the largest shared-memory carveout (as measured)
+  static thread_local int carved_device = -1;
+  int dev = 0;
+  MARG_CUDA_TRY(cudaGetDevice(&dev));
+  if (dev != carved_device) {
+    MARG_CUDA_TRY(cudaFuncSetAttribute(kernel_banded_pairs<T>,
+                                       cudaFuncAttributePreferredSharedMemoryCarveout,
+                                       cudaSharedmemCarveoutMaxShared));
+    carved_device = dev;
+  }
+  const std::int64_t blocks = (std::int64_t{c.batch} + pairs_tuning::W - 1) / pairs_tuning::W;
+  launch_with(kernel_banded_pairs<T>, dim3(static_cast<unsigned>(blocks)), pairs_tuning::threads, 1,
+              true, c, stream, static_cast<std::size_t>(pairs_layout_host(c).template bytes<T>()));
+}
+
+}  // namespace
+
+bool pairs_supports(const correlation_view<float>& c) {
+  return pairs_fits(c, pairs_max_smem);
+}
+bool pairs_supports(const correlation_view<double>& c) {
+  return pairs_fits(c, pairs_max_smem);
+}
+bool pairs_preferred(const correlation_view<float>& c) {
+  using d = pairs_dispatch;
+  if (c.batch < d::batch_min || c.la < d::min_taps || !pairs_supports(c)) return false;
+  return c.lead > 0 ? c.lout >= d::conv_out_lo
+                    : c.lout >= d::grad_out_lo && c.lout <= d::grad_max && c.la <= d::grad_max;
+}
+bool pairs_preferred(const correlation_view<double>&) {
+  return false;
+}
+void launch_pairs(const correlation_view<float>& c, cudaStream_t stream) {
+  launch_pairs_t(c, stream);
+}
+void launch_pairs(const correlation_view<double>& c, cudaStream_t stream) {
+  launch_pairs_t(c, stream);
+}
+
+}  // namespace marg::detail::cuda

@@ -1,0 +1,366 @@
+// Warp per problem with paired output blocks, for batches of mid-sized
+// problems (at most 64 blocks of R = 16 outputs, e.g. full convolutions of
+// 512 and 512). A lane owns up to two blocks whose steps (groups of G = 4
+// taps inside the band) add up to about the same total on every lane: the
+// blocks of the first half are paired outside-in (i with h - 1 - i), as are
+// those of the second half, so the band's zero triangles cost little and
+// every lane runs one loop of the warp's trip count. At most 32 blocks
+// (gradients of 512 outputs): one block per lane.
+//
+// A step is lane.cuh's lane_step (16-byte loads of 4 taps and of the next 4
+// X values, 4 R FMAs on a window of R + 4 values renamed over U = 5 register
+// quarters). Lanes read their rows at offsets multiples of R apart, so the
+// rows are skewed: one pad chunk after every 4 chunks of G values (offsets 4
+// chunks apart land 5 apart: distinct bank groups for 8 lanes of a 16-byte
+// load). A pass is 20 steps (U and the skew's period divide it): step
+// 4 m + r reads at a per-residue offset + 20 m, no address arithmetic.
+//
+// A lane's first block is padded to whole passes (its extra steps read the
+// rows' zero padding), so its switch to the second block falls on a pass
+// boundary, outside the unrolled pass: lanes that switch in the same pass
+// run the switch together, and a step has no test. The second block runs on
+// over zeros to the warp's trip count; a tail of fewer than 20 steps loads
+// the whole window per step. Sums go straight to global memory.
+//
+// Staging: each warp copies its problem's taps and the part of X the band
+// touches into its own rows with cp.async (zero fill outside the operands),
+// then only a warp barrier; one problem per warp, W warps per block (the
+// resident warps of other blocks overlap the copies). Not installed.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+
+#include "../cuda_check.hpp"
+#include "async_copy.cuh"
+#include "cluster.cuh"
+#include "correlation.cuh"
+#include "lane.cuh"
+
+namespace marg::detail::cuda {
+
+/// Shape constants of the paired-block kernel (R, G, U as the lane kernel).
+struct pairs_tuning {
+  static constexpr int W = 4;             ///< warps (problems) per block
+  static constexpr int threads = 32 * W;  ///< threads per block
+  static constexpr int R = lane_tuning::R;
+  static constexpr int G = lane_tuning::G;
+  static constexpr int U = lane_tuning::U;
+  static constexpr int pass = 20;        ///< steps per unrolled pass (U and 4 divide it)
+  static constexpr int max_blocks = 64;  ///< output blocks per problem (two per lane)
+  /// resident blocks per SM (register bound). Measured, H200, float 4096
+  /// pairs of 512 (convolve / grad_p, us): 4 blocks (118 registers, no
+  /// spills) 79.6 / 59.3; 5: 81.6 / 63.6; 6 (80 registers) 82.9 / 62.4; 8
+  /// (one wave, 64 registers, spills) 84.4 / 70.7. 6 is the build that
+  /// check_cuda passed; 4 is faster but unchecked. Double: 4.
+  template <class T>
+  static constexpr int min_blocks = sizeof(T) == 4 ? 6 : 4;
+};
+
+/// Element offset of chunk c (G values) in a skewed row: one pad chunk after
+/// every 4 (floor division, so offsets of negative chunks keep the rule
+/// skew(c + 4) = skew(c) + 5 G).
+__host__ __device__ constexpr int pairs_skew(int c) {
+  return pairs_tuning::G * (c + (c >> 2));
+}
+
+/// The band of output block i: its first chunk of taps and its steps.
+struct pairs_block {
+  int ct0;    ///< first chunk of taps
+  int steps;  ///< steps (0: the block's outputs are all zero)
+};
+
+/// One output block of a lane: its block index (-1: none), first chunk of
+/// taps, steps (0: all its outputs are zero) and first chunk of X.
+struct pairs_seg {
+  int blk, ct0, steps, cx0;
+};
+
+/// A lane's plan: its first and second block and the steps of the first
+/// (rounded up to whole passes when a second follows: the switch falls on a
+/// pass boundary, the extra steps read zeros), and its steps in all.
+struct pairs_plan {
+  pairs_seg seg[2];
+  int len0;
+  int mine;
+};
+
+/// Shape of one correlation in the pairs kernel (the parts that do not
+/// depend on the lanes' plans).
+struct pairs_base {
+  int nblk;    ///< output blocks of R
+  int half;    ///< blocks of the first half
+  int t_base;  ///< X index of the X row's element 0 (a multiple of G)
+  int ach;     ///< chunks of taps
+};
+
+/// Layout of one warp's region: taps row, X row, the warp's trip count.
+struct pairs_layout {
+  int trips;   ///< steps of the busiest lane
+  int tch;     ///< chunks of the taps row
+  int xch;     ///< chunks of the X row
+  int xrow;    ///< element offset of the X row
+  int region;  ///< elements of one warp's region
+  /// @return bytes of shared memory per block
+  template <class T>
+  __host__ __device__ std::int64_t bytes() const {
+    return std::int64_t{pairs_tuning::W} * region * static_cast<std::int64_t>(sizeof(T));
+  }
+};
+
+/// The band of block i of `c`.
+template <class T>
+__host__ __device__ pairs_block pairs_block_of(const correlation_view<T>& c, int i) {
+  constexpr int R = pairs_tuning::R, G = pairs_tuning::G;
+  const int j0 = i * R;
+  const int klo = c.lead - (j0 + R - 1) > 0 ? c.lead - (j0 + R - 1) : 0;
+  const int khi = c.la - 1 < c.lead + c.lx - 1 - j0 ? c.la - 1 : c.lead + c.lx - 1 - j0;
+  if (klo > khi) return {0, 0};
+  return {klo / G, khi / G + 1 - klo / G};
+}
+
+/// The blocks of lane l (-1: none): block l when there are at most 32,
+/// else pairs outside-in within each half.
+__host__ __device__ inline void pairs_blocks_of_lane(int nblk, int half, int l, int& b0, int& b1) {
+  const int lanes0 = (half + 1) / 2, rest = nblk - half;
+  b0 = b1 = -1;
+  if (nblk <= 32) {
+    if (l < nblk) b0 = l;
+  } else if (l < lanes0) {
+    b0 = l;
+    if (half - 1 - l != l) b1 = half - 1 - l;
+  } else if (l - lanes0 < (rest + 1) / 2) {
+    const int i = l - lanes0;
+    b0 = half + i;
+    if (nblk - 1 - i != half + i) b1 = nblk - 1 - i;
+  }
+}
+
+/// The base shape of `c` (requires c.lout <= R max_blocks).
+template <class T>
+__host__ __device__ pairs_base pairs_base_of(const correlation_view<T>& c) {
+  constexpr int R = pairs_tuning::R, G = pairs_tuning::G;
+  pairs_base s{};
+  s.nblk = (c.lout + R - 1) / R;
+  s.half = (s.nblk + 1) / 2;
+  // a block at j0 reads X from j0 + G floor(klo / G) >= lead - R - 2 on (as
+  // lane_shape_of)
+  s.t_base = lane_floor_g(c.lead - R - 2);
+  s.ach = (c.la + G - 1) / G;
+  return s;
+}
+
+/// Steps rounded up to whole passes.
+__host__ __device__ constexpr int pairs_round(int n) {
+  return (n + pairs_tuning::pass - 1) / pairs_tuning::pass * pairs_tuning::pass;
+}
+
+/// The plan of lane l.
+template <class T>
+__host__ __device__ pairs_plan pairs_plan_of(const correlation_view<T>& c, const pairs_base& s,
+                                             int l) {
+  constexpr int R = pairs_tuning::R, G = pairs_tuning::G;
+  int b[2];
+  pairs_blocks_of_lane(s.nblk, s.half, l, b[0], b[1]);
+  pairs_plan p{};
+  for (int i = 0; i < 2; ++i) {
+    p.seg[i] = {b[i], 0, 0, 0};
+    if (b[i] < 0) continue;
+    const pairs_block k = pairs_block_of(c, b[i]);
+    p.seg[i] = {b[i], k.ct0, k.steps, (b[i] * R + G * k.ct0 - s.t_base) / G};
+  }
+  if (p.seg[1].blk < 0) {
+    p.len0 = p.mine = p.seg[0].steps;
+    return p;
+  }
+  // the order that wastes fewer steps on rounding
+  if (pairs_round(p.seg[1].steps) + p.seg[0].steps < pairs_round(p.seg[0].steps) + p.seg[1].steps) {
+    const pairs_seg t = p.seg[0];
+    p.seg[0] = p.seg[1];
+    p.seg[1] = t;
+  }
+  p.len0 = pairs_round(p.seg[0].steps);
+  p.mine = p.len0 + p.seg[1].steps;
+  return p;
+}
+
+/// Chunks of the taps row (t) and of the X row (x) that lane plan p reads
+/// in a warp of `trips` steps (a block runs on, over zeros, until its
+/// switch or the warp's end).
+__host__ __device__ inline void pairs_needs(const pairs_plan& p, int trips, int& t, int& x) {
+  constexpr int U = pairs_tuning::U;
+  t = x = 0;
+  for (int i = 0; i < 2; ++i) {
+    const pairs_seg& g = p.seg[i];
+    if (g.blk < 0 || g.steps == 0) continue;
+    const int len = i == 1 ? trips - p.len0 : (p.seg[1].blk >= 0 ? p.len0 : trips);
+    t = t > g.ct0 + len ? t : g.ct0 + len;
+    x = x > g.cx0 + len + U - 1 ? x : g.cx0 + len + U - 1;
+  }
+}
+
+/// The layout from the warp's trip count and the largest needs.
+__host__ __device__ inline pairs_layout pairs_layout_of(const pairs_base& s, int trips, int t,
+                                                        int x) {
+  pairs_layout y{};
+  y.trips = trips;
+  y.tch = ((t > s.ach ? t : s.ach) + 3) / 4 * 4;  // rows start on the skew's period
+  y.xch = ((x > 1 ? x : 1) + 3) / 4 * 4;
+  y.xrow = pairs_skew(y.tch);
+  const int rows = y.xrow + pairs_skew(y.xch);
+  // lanes without a block with steps read their region from chunk 0 on
+  const int idle = pairs_skew((trips + pairs_tuning::U + 3) / 4 * 4);
+  y.region = rows > idle ? rows : idle;
+  return y;
+}
+
+/// The layout of `c` (host: every lane's plan in turn).
+template <class T>
+pairs_layout pairs_layout_host(const correlation_view<T>& c) {
+  const pairs_base s = pairs_base_of(c);
+  int trips = 0, t = 0, x = 0;
+  for (int l = 0; l < 32; ++l) trips = std::max(trips, pairs_plan_of(c, s, l).mine);
+  for (int l = 0; l < 32; ++l) {
+    int tl, xl;
+    pairs_needs(pairs_plan_of(c, s, l), trips, tl, xl);
+    t = std::max(t, tl), x = std::max(x, xl);
+  }
+  return pairs_layout_of(s, trips, t, x);
+}
+
+/// The kernel: warp w of block k computes problem k W + w, at least
+/// pairs_tuning::min_blocks<T> blocks per SM.
+template <class T>
+__global__ void __launch_bounds__(pairs_tuning::threads, pairs_tuning::min_blocks<T>)
+    kernel_banded_pairs(const correlation_view<T> c) {
+  using C = pairs_tuning;
+  constexpr int G = C::G, U = C::U, R = C::R, P = C::pass;
+  extern __shared__ __align__(16) unsigned char pairs_smem[];
+  await_previous_kernel();  // launched with early start (launch_pairs)
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const std::int64_t b = std::int64_t{blockIdx.x} * C::W + warp;
+  if (b >= c.batch) return;  // no block-wide barrier below
+  const pairs_base s = pairs_base_of(c);
+  const pairs_plan plan = pairs_plan_of(c, s, lane);
+  const int trips = __reduce_max_sync(0xffffffffu, plan.mine);
+  pairs_layout y;
+  {
+    int t, x;
+    pairs_needs(plan, trips, t, x);
+    y = pairs_layout_of(s, trips, __reduce_max_sync(0xffffffffu, t),
+                        __reduce_max_sync(0xffffffffu, x));
+  }
+  T* const reg = reinterpret_cast<T*>(pairs_smem) + warp * y.region;
+
+  // staging: taps row, then the X row from X index t_base on (zero fill
+  // outside the operands; the skew's pad chunks are never read)
+  {
+    const T* a = c.a + b * c.a_batch;
+    const T* x = c.x + b * c.x_batch;
+    for (int e = lane; e < G * y.tch; e += 32) {
+      const bool in = e < c.la;
+      async_copy(reg + pairs_skew(e / G) + e % G, a + (in ? e : 0) * c.a_step, in);
+    }
+    for (int t = lane; t < G * y.xch; t += 32) {
+      const int xi = s.t_base + t - c.lead;
+      const bool in = xi >= 0 && xi < c.lx;
+      async_copy(reg + y.xrow + pairs_skew(t / G) + t % G, x + (in ? xi : 0) * c.x_step, in);
+    }
+    async_commit();
+  }
+  T* const out = c.out + b * c.out_batch;
+
+  T acc[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) acc[r] = T(0);
+  T q[U][G];
+  int pa[4], px[4];  // element offsets of pass step 4 m + r: p[r] + 5 G m
+  int bx;            // the segment's X row (0: idle reads from the region's start)
+  // a segment starts at a pass boundary: the window's first U - 1 quarters
+  // into sets 0 .. U - 2
+  const auto setup = [&](const pairs_seg& g) {
+    const bool real = g.blk >= 0 && g.steps > 0;
+    const int tc = real ? g.ct0 : 0, xc = real ? g.cx0 : 0;
+    bx = real ? y.xrow : 0;
+#pragma unroll
+    for (int i = 0; i < U - 1; ++i) lane_load4(reg + bx + pairs_skew(xc + i), q[i]);
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      pa[r] = pairs_skew(tc + r);
+      px[r] = bx + pairs_skew(xc + U - 1 + r);
+    }
+  };
+  // writes a segment's sums (zeros for a block outside the band)
+  const auto store = [&](const pairs_seg& g) {
+    if (g.blk < 0) return;
+    const bool keep = g.steps > 0;  // else acc holds sums of idle reads
+    T* o = out + std::int64_t{g.blk * R} * c.out_step;
+    const int n = c.lout - g.blk * R;
+    if (n >= R && c.out_step == 1) {
+#pragma unroll
+      for (int r = 0; r < R; ++r) o[r] = keep ? acc[r] : T(0);
+    } else {
+#pragma unroll
+      for (int r = 0; r < R; ++r)
+        if (r < n) o[std::int64_t{r} * c.out_step] = keep ? acc[r] : T(0);
+    }
+#pragma unroll
+    for (int r = 0; r < R; ++r) acc[r] = T(0);
+  };
+
+  async_wait<0>();
+  __syncwarp();  // the warp's rows are staged
+  setup(plan.seg[0]);
+  const int sp = plan.seg[1].blk >= 0 ? plan.len0 / P : INT_MAX;  // the switch's pass
+  const int full = trips / P, rem = trips % P;
+  for (int p = 0; p < full; ++p) {
+    if (p == sp) {  // divergent, at most once per lane
+      store(plan.seg[0]);
+      setup(plan.seg[1]);
+    }
+    __syncwarp();
+    lane_unroll<P>([&](auto vv) {
+      constexpr int v = decltype(vv)::value, m = v / 4, r = v % 4;
+      lane_step<T, v % U>(reg + px[r] + 5 * G * m, reg + pa[r] + 5 * G * m, q, acc);
+    });
+#pragma unroll
+    for (int r = 0; r < 4; ++r) pa[r] += pairs_skew(P), px[r] += pairs_skew(P);
+  }
+  if (full == sp) {
+    store(plan.seg[0]);
+    setup(plan.seg[1]);
+  }
+  __syncwarp();
+  // the last steps (fewer than a pass): the whole window loaded per step;
+  // the chunks from the offsets (skew(c) = G u with c = u - u / 5)
+  const int ua = pa[0] / G, ux = (px[0] - bx) / G;
+  const int tc = ua - ua / 5, xc = ux - ux / 5 - (U - 1);
+  for (int n = 0; n < rem; ++n) {
+    T w[U][G], a4[G];
+#pragma unroll
+    for (int i = 0; i < U; ++i) lane_load4(reg + bx + pairs_skew(xc + n + i), w[i]);
+    lane_load4(reg + pairs_skew(tc + n), a4);
+#pragma unroll
+    for (int k = 0; k < G; ++k)
+#pragma unroll
+      for (int r = 0; r < R; ++r) acc[r] += a4[k] * w[(r + k) / G][(r + k) % G];
+  }
+  store(plan.seg[1].blk >= 0 ? plan.seg[1] : plan.seg[0]);
+}
+
+/// Whether the pairs kernel can run `c`: at most max_blocks output blocks
+/// and a block's shared memory within `max_smem` bytes.
+/// @param c the correlation
+/// @param max_smem shared memory a block may use, bytes
+/// @return true when launch_pairs may be used
+template <class T>
+bool pairs_fits(const correlation_view<T>& c, std::int64_t max_smem) {
+  if (c.lout <= 0 || c.la <= 0 || c.lout > pairs_tuning::R * pairs_tuning::max_blocks) return false;
+  if (c.la > (1 << 16) || c.lx > (1 << 16)) return false;
+  return pairs_layout_host(c).template bytes<T>() <= max_smem;
+}
+
+}  // namespace marg::detail::cuda
