@@ -111,7 +111,9 @@ void launch_banded(const banded_args<T>& x, cudaStream_t stream) {
   if (x.batch == 0) return;
   using tun = tiled_tunings<T>;
   const correlation_view<T> c = correlation_of(x);
-  if (wgmma_first(c, stream)) {
+  if (pairs_preferred(c)) {
+    launch_variant(kernel_variant::pairs, c, 1, stream);
+  } else if (wgmma_first(c, stream)) {
     launch_variant(kernel_variant::wgmma, c, 1, stream);
   } else if (mma_preferred(c)) {
     launch_variant(kernel_variant::mma, c, mma_split(c), stream);

