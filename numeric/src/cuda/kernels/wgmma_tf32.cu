@@ -300,7 +300,7 @@ bool fill_plan(wgmma_tf32_plan& p, int ns) {
 
 /// The plan with the fewest rounds x (ns + 12) k-step times over the CTA slots
 /// (12: the staging of a unit, bench/notes/wgmma.md call 2).
-bool make_plan(const correlation_view<float>& c, wgmma_tf32_plan& best) {
+bool plan_for(const correlation_view<float>& c, wgmma_tf32_plan& best) {
   wgmma_tf32_plan p{};
   p.la = c.la;
   p.lx = c.lx;
@@ -318,6 +318,36 @@ bool make_plan(const correlation_view<float>& c, wgmma_tf32_plan& best) {
     }
   }
   return true;
+}
+
+/// plan_for, remembered for the last shape per host thread and device: the
+/// dispatch asks wgmma_tf32_supports and then launches the same shape, and a
+/// PPL repeats its shapes, so the tile walk (~4k tile ranges at 65536) runs
+/// once per shape instead of twice per call.
+bool make_plan(const correlation_view<float>& c, wgmma_tf32_plan& best) {
+  struct memo {
+    int device = -1, sms = 0, la = 0, lx = 0, lout = 0, lead = 0, batch = 0;
+    bool ok = false;
+    wgmma_tf32_plan plan{};
+  };
+  static thread_local memo m;
+  int dev = 0;
+  MARG_CUDA_TRY(cudaGetDevice(&dev));
+  const int sms = multiprocessors();
+  if (m.device != dev || m.sms != sms || m.la != c.la || m.lx != c.lx || m.lout != c.lout ||
+      m.lead != c.lead || m.batch != c.batch) {
+    m.device = -1;  // stays invalid if plan_for throws
+    m.ok = plan_for(c, m.plan);
+    m.device = dev;
+    m.sms = sms;
+    m.la = c.la;
+    m.lx = c.lx;
+    m.lout = c.lout;
+    m.lead = c.lead;
+    m.batch = c.batch;
+  }
+  if (m.ok) best = m.plan;
+  return m.ok;
 }
 
 /// Per-device set-up, once per process: the workspace pool, stream-ordered
@@ -354,19 +384,32 @@ cudaMemPool_t device_setup() {
 }  // namespace
 
 bool wgmma_tf32_available() {
-  int dev = 0, major = 0, minor = 0;
+  // a device's answer never changes: asked once per host thread and device
+  // (two attribute queries and a function query were ~µs on every dispatch)
+  struct memo {
+    int device = -1;
+    bool available = false;
+  };
+  static thread_local memo m;
+  int dev = 0;
   MARG_CUDA_TRY(cudaGetDevice(&dev));
+  if (m.device == dev) return m.available;
+  int major = 0, minor = 0;
   MARG_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
   MARG_CUDA_TRY(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
-  if (major != 9 || minor != 0) return false;
-  cudaFuncAttributes attr{};
-  if (cudaFuncGetAttributes(&attr, wgmma_tf32_units) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return false;
+  bool available = false;
+  if (major == 9 && minor == 0) {
+    cudaFuncAttributes attr{};
+    if (cudaFuncGetAttributes(&attr, wgmma_tf32_units) != cudaSuccess) {
+      (void)cudaGetLastError();
+    } else {
+      // the sm_90a kernel holds three 64-register accumulators; the stub
+      // built for other targets (a trap) a handful of registers
+      available = attr.numRegs >= 3 * shp::acc;
+    }
   }
-  // the sm_90a kernel holds three 64-register accumulators; the stub built
-  // for other targets (a trap) a handful of registers
-  return attr.numRegs >= 3 * shp::acc;
+  m = {dev, available};
+  return available;
 }
 
 bool wgmma_tf32_supports(const correlation_view<float>& c) {
