@@ -42,9 +42,22 @@ void launch_pairs_t(const correlation_view<T>& c, cudaStream_t stream) {
                                        cudaSharedmemCarveoutMaxShared));
     carved_device = dev;
   }
+  const pairs_layout y = pairs_layout_host(c);
   const std::int64_t blocks = (std::int64_t{c.batch} + pairs_tuning::W - 1) / pairs_tuning::W;
-  launch_with(kernel_banded_pairs<T>, dim3(static_cast<unsigned>(blocks)), pairs_tuning::threads, 1,
-              true, c, stream, static_cast<std::size_t>(pairs_layout_host(c).template bytes<T>()));
+  // early start (as launch_with): the kernel waits for the previous one
+  // before it touches global memory
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(static_cast<unsigned>(blocks));
+  cfg.blockDim = dim3(pairs_tuning::threads);
+  cfg.dynamicSmemBytes = static_cast<std::size_t>(y.template bytes<T>());
+  cfg.stream = stream;
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  MARG_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel_banded_pairs<T>, c, y));
+  MARG_CHECK_LAUNCH(stream);
 }
 
 }  // namespace

@@ -20,12 +20,14 @@
 // boundary, outside the unrolled pass: lanes that switch in the same pass
 // run the switch together, and a step has no test. The second block runs on
 // over zeros to the warp's trip count; a tail of fewer than 20 steps loads
-// the whole window per step. Sums go straight to global memory.
+// the whole window per step.
 //
 // Staging: each warp copies its problem's taps and the part of X the band
-// touches into its own rows with cp.async (zero fill outside the operands),
-// then only a warp barrier; one problem per warp, W warps per block (the
-// resident warps of other blocks overlap the copies). Not installed.
+// touches into its own rows with cp.async (zeros outside the operands), then
+// only a warp barrier; one problem per warp, W warps per block (the resident
+// warps of other blocks overlap the copies). A lane's sums go to the warp's
+// output slab in shared memory; the warp writes the problem's outputs at the
+// end, coalesced. Not installed.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -96,19 +98,29 @@ struct pairs_base {
   int ach;     ///< chunks of taps
 };
 
-/// Layout of one warp's region: taps row, X row, the warp's trip count.
+/// Layout of one warp's region (taps row, X row), of its output slab and
+/// the warp's trip count; the same for every problem of a launch (the host
+/// computes it and passes it to the kernel).
 struct pairs_layout {
   int trips;   ///< steps of the busiest lane
   int tch;     ///< chunks of the taps row
   int xch;     ///< chunks of the X row
   int xrow;    ///< element offset of the X row
   int region;  ///< elements of one warp's region
+  int slab;    ///< elements of one warp's output slab
   /// @return bytes of shared memory per block
   template <class T>
   __host__ __device__ std::int64_t bytes() const {
-    return std::int64_t{pairs_tuning::W} * region * static_cast<std::int64_t>(sizeof(T));
+    return std::int64_t{pairs_tuning::W} * (region + slab) * static_cast<std::int64_t>(sizeof(T));
   }
 };
+
+/// Position of output j in a warp's output slab: 4 pad elements after every
+/// 32 outputs, so that lane l reading output l + 32 i reads l + 36 i (one
+/// bank each) and a block of R = 16 starts 16-byte aligned.
+__host__ __device__ constexpr int pairs_slab_pos(int j) {
+  return j + 4 * (j >> 5);
+}
 
 /// The band of block i of `c`.
 template <class T>
@@ -213,6 +225,7 @@ __host__ __device__ inline pairs_layout pairs_layout_of(const pairs_base& s, int
   // lanes without a block with steps read their region from chunk 0 on
   const int idle = pairs_skew((trips + pairs_tuning::U + 3) / 4 * 4);
   y.region = rows > idle ? rows : idle;
+  y.slab = (pairs_slab_pos(pairs_tuning::R * s.nblk - 1) + 4) / 4 * 4;  // 16-byte multiple
   return y;
 }
 
@@ -230,11 +243,30 @@ pairs_layout pairs_layout_host(const correlation_view<T>& c) {
   return pairs_layout_of(s, trips, t, x);
 }
 
-/// The kernel: warp w of block k computes problem k W + w, at least
-/// pairs_tuning::min_blocks<T> blocks per SM.
+/// Stages elements e < n of a skewed row at dst: src[(e - lo) step] for lo
+/// <= e < hi (cp.async), zeros elsewhere (shared stores). Lane l takes e =
+/// l + 32 i, which lands at G skew(e / G) + e % G = l + 4 (l / 16) + 40 i:
+/// no per-element index arithmetic or range test.
+template <class T>
+__device__ __forceinline__ void pairs_stage_row(T* dst, const T* src, std::int64_t step, int n,
+                                                int lo, int hi) {
+  const int lane = threadIdx.x % 32;
+  const auto below = [&](int e) { return e > lane ? (e - lane + 31) / 32 : 0; };  // #i: e_i < e
+  const int in = below(n), ihi = min(below(hi), in), ilo = min(below(lo), ihi);
+  T* const d = dst + lane + 4 * (lane >> 4);
+  int i = 0;
+  for (; i < ilo; ++i) d[40 * i] = T(0);
+  const T* p = src + std::int64_t{lane + 32 * ilo - lo} * step;
+  const std::int64_t ps = 32 * step;
+  for (; i < ihi; ++i, p += ps) async_copy(d + 40 * i, p, true);
+  for (; i < in; ++i) d[40 * i] = T(0);
+}
+
+/// The kernel: warp w of block k computes problem k W + w with layout y
+/// (pairs_layout_host), at least pairs_tuning::min_blocks<T> blocks per SM.
 template <class T>
 __global__ void __launch_bounds__(pairs_tuning::threads, pairs_tuning::min_blocks<T>)
-    kernel_banded_pairs(const correlation_view<T> c) {
+    kernel_banded_pairs(const correlation_view<T> c, const pairs_layout y) {
   using C = pairs_tuning;
   constexpr int G = C::G, U = C::U, R = C::R, P = C::pass;
   extern __shared__ __align__(16) unsigned char pairs_smem[];
@@ -243,34 +275,17 @@ __global__ void __launch_bounds__(pairs_tuning::threads, pairs_tuning::min_block
   const std::int64_t b = std::int64_t{blockIdx.x} * C::W + warp;
   if (b >= c.batch) return;  // no block-wide barrier below
   const pairs_base s = pairs_base_of(c);
-  const pairs_plan plan = pairs_plan_of(c, s, lane);
-  const int trips = __reduce_max_sync(0xffffffffu, plan.mine);
-  pairs_layout y;
-  {
-    int t, x;
-    pairs_needs(plan, trips, t, x);
-    y = pairs_layout_of(s, trips, __reduce_max_sync(0xffffffffu, t),
-                        __reduce_max_sync(0xffffffffu, x));
-  }
   T* const reg = reinterpret_cast<T*>(pairs_smem) + warp * y.region;
+  T* const slab = reinterpret_cast<T*>(pairs_smem) + C::W * y.region + warp * y.slab;
 
   // staging: taps row, then the X row from X index t_base on (zero fill
   // outside the operands; the skew's pad chunks are never read)
-  {
-    const T* a = c.a + b * c.a_batch;
-    const T* x = c.x + b * c.x_batch;
-    for (int e = lane; e < G * y.tch; e += 32) {
-      const bool in = e < c.la;
-      async_copy(reg + pairs_skew(e / G) + e % G, a + (in ? e : 0) * c.a_step, in);
-    }
-    for (int t = lane; t < G * y.xch; t += 32) {
-      const int xi = s.t_base + t - c.lead;
-      const bool in = xi >= 0 && xi < c.lx;
-      async_copy(reg + y.xrow + pairs_skew(t / G) + t % G, x + (in ? xi : 0) * c.x_step, in);
-    }
-    async_commit();
-  }
-  T* const out = c.out + b * c.out_batch;
+  pairs_stage_row(reg, c.a + b * c.a_batch, c.a_step, G * y.tch, 0, c.la);
+  pairs_stage_row(reg + y.xrow, c.x + b * c.x_batch, c.x_step, G * y.xch, c.lead - s.t_base,
+                  c.lead - s.t_base + c.lx);
+  async_commit();
+  const pairs_plan plan = pairs_plan_of(c, s, lane);  // while the copies fly
+  const int trips = y.trips;
 
   T acc[R];
 #pragma unroll
@@ -292,19 +307,22 @@ __global__ void __launch_bounds__(pairs_tuning::threads, pairs_tuning::min_block
       px[r] = bx + pairs_skew(xc + U - 1 + r);
     }
   };
-  // writes a segment's sums (zeros for a block outside the band)
-  const auto store = [&](const pairs_seg& g) {
-    if (g.blk < 0) return;
-    const bool keep = g.steps > 0;  // else acc holds sums of idle reads
-    T* o = out + std::int64_t{g.blk * R} * c.out_step;
-    const int n = c.lout - g.blk * R;
-    if (n >= R && c.out_step == 1) {
+  // puts a block's sums into the slab (zeros for a block outside the band:
+  // acc then holds sums of idle reads) and clears acc
+  const auto put = [&](int blk, bool keep) {
+    if (blk >= 0) {
+      T* o = slab + pairs_slab_pos(blk * R);
 #pragma unroll
-      for (int r = 0; r < R; ++r) o[r] = keep ? acc[r] : T(0);
-    } else {
-#pragma unroll
-      for (int r = 0; r < R; ++r)
-        if (r < n) o[std::int64_t{r} * c.out_step] = keep ? acc[r] : T(0);
+      for (int r = 0; r < R; r += 4) {
+        if constexpr (sizeof(T) == 4) {
+          *reinterpret_cast<float4*>(o + r) =
+              keep ? make_float4(acc[r], acc[r + 1], acc[r + 2], acc[r + 3]) : float4{};
+        } else {
+          *reinterpret_cast<double2*>(o + r) = keep ? make_double2(acc[r], acc[r + 1]) : double2{};
+          *reinterpret_cast<double2*>(o + r + 2) =
+              keep ? make_double2(acc[r + 2], acc[r + 3]) : double2{};
+        }
+      }
     }
 #pragma unroll
     for (int r = 0; r < R; ++r) acc[r] = T(0);
@@ -317,7 +335,7 @@ __global__ void __launch_bounds__(pairs_tuning::threads, pairs_tuning::min_block
   const int full = trips / P, rem = trips % P;
   for (int p = 0; p < full; ++p) {
     if (p == sp) {  // divergent, at most once per lane
-      store(plan.seg[0]);
+      put(plan.seg[0].blk, plan.seg[0].steps > 0);
       setup(plan.seg[1]);
     }
     __syncwarp();
@@ -329,7 +347,7 @@ __global__ void __launch_bounds__(pairs_tuning::threads, pairs_tuning::min_block
     for (int r = 0; r < 4; ++r) pa[r] += pairs_skew(P), px[r] += pairs_skew(P);
   }
   if (full == sp) {
-    store(plan.seg[0]);
+    put(plan.seg[0].blk, plan.seg[0].steps > 0);
     setup(plan.seg[1]);
   }
   __syncwarp();
@@ -347,7 +365,11 @@ __global__ void __launch_bounds__(pairs_tuning::threads, pairs_tuning::min_block
 #pragma unroll
       for (int r = 0; r < R; ++r) acc[r] += a4[k] * w[(r + k) / G][(r + k) % G];
   }
-  store(plan.seg[1].blk >= 0 ? plan.seg[1] : plan.seg[0]);
+  const bool two = plan.seg[1].blk >= 0;
+  put(two ? plan.seg[1].blk : plan.seg[0].blk, (two ? plan.seg[1].steps : plan.seg[0].steps) > 0);
+  __syncwarp();  // the slab is complete: coalesced stores of the problem's outputs
+  T* const out = c.out + b * c.out_batch;
+  for (int j = lane; j < c.lout; j += 32) out[j * c.out_step] = slab[pairs_slab_pos(j)];
 }
 
 /// Whether the pairs kernel can run `c`: at most max_blocks output blocks
