@@ -6,7 +6,12 @@
 #include <marg/numeric/stream.hpp>
 
 #include <algorithm>
+#include <climits>
+#include <cmath>
+#include <limits>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "detail.hpp"
 
@@ -26,141 +31,272 @@ sum_support support_of_sum(const char* f, std::int64_t la, std::int64_t ma, std:
   return {lower, detail::length_checked(f, "size(x) + size(y) - 1", ma + mb - 1)};
 }
 
-// one term of a level of sum(): len probabilities at data inside slabs[slab];
-// lower and truncated mass are host bookkeeping, the probabilities are only
-// read by the convolutions (on the device with CUDA)
+// A run of `count` terms of sum() of `len` probabilities each, term i at
+// data + i * stride inside slabs[slab]. A level of the tree is a list of
+// runs sorted by len; the probabilities are only read by the convolutions
+// (on the device with CUDA). Per-term bookkeeping (100,000 Bernoulli terms)
+// cost the host more than the whole tree's kernels, so terms are not
+// represented one by one: supports and truncated masses are summed over the
+// inputs once (see sum_inputs).
 template <class T>
-struct term {
+struct run {
   const T* data;
+  std::int64_t stride;
+  std::int64_t count;
   int len;
   int slab;
-  std::int64_t lower;
-  T truncated;
 };
 
+// what sum() needs of its inputs besides their probabilities
+struct input_totals {
+  __int128 lower = 0;                // sum of the lower bounds
+  __int128 abs_lower = 0;            // sums of |lower| and |upper|: when both fit in
+  __int128 abs_upper = 0;            // int64, no partial sum of the tree overflows
+  long double truncated = 0;         // 1 - prod (1 - truncated mass), combined as a + b - ab
+                                     // (tiny masses survive, unlike in 1 - prod)
+  std::int64_t size = 0;             // sum of the sizes
+  bool sorted = true;                // sizes non-decreasing
+  std::int64_t first = 0, last = 0;  // sizes of the first and last input
+  std::vector<std::pair<int, std::int64_t>> runs;  // (size, inputs) of equal sizes, in order
+};
+
+// totals of xs[order[k]] for k in [k0, k1) (order empty: the identity)
+template <class T>
+input_totals sum_inputs(const std::vector<pmf<T>>& xs, const std::vector<std::int64_t>& order,
+                        std::int64_t k0, std::int64_t k1) {
+  input_totals t;
+  std::int64_t prev = 0;
+  for (std::int64_t k = k0; k < k1; ++k) {
+    const pmf<T>& x = xs[order.empty() ? k : order[k]];
+    const std::int64_t lo = x.lower(), n = x.size(), up = lo + (n - 1);
+    t.lower += lo;
+    t.abs_lower += lo < 0 ? -static_cast<__int128>(lo) : lo;
+    t.abs_upper += up < 0 ? -static_cast<__int128>(up) : up;
+    if (const long double m = x.truncated_mass(); m != 0) t.truncated += m - t.truncated * m;
+    t.size += n;
+    t.sorted = t.sorted && n >= prev;
+    if (n == prev)
+      ++t.runs.back().second;
+    else
+      t.runs.emplace_back(static_cast<int>(n), 1);
+    prev = n;
+  }
+  t.first = xs[order.empty() ? k0 : order[k0]].size();
+  t.last = prev;
+  return t;
+}
+
+// The support checks of the pairwise tree (lower and upper bounds of every
+// partial sum within int64), run on the bounds alone in the tree's pairing
+// order; only needed when the inputs' bounds are near the int64 limits.
+template <class T>
+void check_tree_supports(const std::vector<pmf<T>>& xs) {
+  struct bounds {
+    std::int64_t lower, len;
+  };
+  std::vector<bounds> level(xs.size());
+  for (std::size_t i = 0; i < xs.size(); ++i) level[i] = {xs[i].lower(), xs[i].size()};
+  const auto shorter = [](const bounds& u, const bounds& v) { return u.len < v.len; };
+  while (level.size() > 1) {
+    std::stable_sort(level.begin(), level.end(), shorter);
+    std::vector<bounds> next;
+    for (std::size_t j = 0; j + 1 < level.size(); j += 2) {
+      const auto s = support_of_sum("marg::sum", level[j].lower, level[j].len, level[j + 1].lower,
+                                    level[j + 1].len);
+      next.push_back({s.lower, s.len});
+    }
+    if (level.size() % 2) next.push_back(level.back());
+    level = std::move(next);
+  }
+}
+
 // The terms of sum(): slab 0 holds the inputs gathered in one pass, slab k the
-// outputs of level k (all pool blocks on the calling thread's stream); a slab is freed once no term
-// of the current level is in it.
+// outputs of level k (all pool blocks on the calling thread's stream); a slab
+// is freed once no run of the current level is in it.
 template <class T>
 class sum_tree {
  public:
   explicit sum_tree(const std::vector<pmf<T>>& xs) { gather(xs); }
 
-  // pairs neighbours until one term is left; returns it
-  const term<T>& reduce() {
-    while (level_.size() > 1) next_level();
-    return level_[0];
+  // pairs neighbours until one term is left; returns its probabilities
+  const T* reduce() {
+    while (level_.size() > 1 || level_[0].count > 1) next_level();
+    return level_[0].data;
   }
-  // the slab holding a term
-  array<T>& slab_of(const term<T>& t) { return slabs_[t.slab]; }
+  // the slab holding the result
+  array<T>& result_slab() { return slabs_[level_[0].slab]; }
+  int result_len() const { return level_[0].len; }
+  std::int64_t lower() const { return static_cast<std::int64_t>(totals_.lower); }
+  T truncated() const { return static_cast<T>(totals_.truncated); }
 
  private:
   // Copies the inputs, stably sorted by length, into slab 0, a pool block:
   // migrated to the host first (with CUDA) so that these writes do not fault
   // its pages back one by one, then moved to the device once by the first
-  // level's convolutions (its operands read it in place).
+  // level's convolutions (its operands read it in place). Two parallel passes
+  // over the inputs: totals per chunk, then the copies.
   void gather(const std::vector<pmf<T>>& xs) {
     const auto count = static_cast<std::int64_t>(xs.size());
-    std::vector<std::int64_t> order(xs.size());
-    for (std::int64_t i = 0; i < count; ++i) order[i] = i;
-    const auto shorter = [&](std::int64_t u, std::int64_t v) {
-      return xs[u].size() < xs[v].size();
+    constexpr std::int64_t grain = 4096;
+    const std::int64_t chunks = (count + grain - 1) / grain;
+    std::vector<std::int64_t> order;  // empty: the inputs are sorted by length
+    std::vector<input_totals> part(static_cast<std::size_t>(chunks));
+    const auto totals = [&] {
+      detail::parallel_rows(count, grain, [&](std::int64_t c, std::int64_t k0, std::int64_t k1) {
+        part[c] = sum_inputs(xs, order, k0, k1);
+      });
+      input_totals t;
+      for (std::int64_t c = 0; c < chunks; ++c) {
+        const input_totals& p = part[c];
+        t.sorted = t.sorted && p.sorted && (c == 0 || p.first >= part[c - 1].last);
+        t.lower += p.lower;
+        t.abs_lower += p.abs_lower;
+        t.abs_upper += p.abs_upper;
+        t.truncated += p.truncated - t.truncated * p.truncated;
+        t.size += p.size;
+      }
+      return t;
     };
-    if (!std::is_sorted(order.begin(), order.end(), shorter))
-      std::stable_sort(order.begin(), order.end(), shorter);
-    std::vector<std::int64_t> offset(xs.size() + 1, 0);
-    for (std::int64_t k = 0; k < count; ++k) offset[k + 1] = offset[k] + xs[order[k]].size();
+    totals_ = totals();
+    if (!totals_.sorted) {
+      order.resize(xs.size());
+      for (std::int64_t i = 0; i < count; ++i) order[i] = i;
+      std::stable_sort(order.begin(), order.end(),
+                       [&](std::int64_t u, std::int64_t v) { return xs[u].size() < xs[v].size(); });
+      totals_ = totals();
+    }
     // every intermediate term is at most as long as the result: checked
     // before the slab is allocated, so a too long sum is bad input, not out of memory
     detail::length_checked("marg::sum", "size of the sum (sum of sizes - count + 1)",
-                           offset.back() - (count - 1));
-    const auto total = static_cast<std::size_t>(offset.back());
-    array<T> inputs(total);
-    prefetch(inputs.data(), total * sizeof(T), memory_location::host, inputs.stream());
+                           totals_.size - (count - 1));
+    constexpr __int128 max64 = INT64_MAX;
+    if (totals_.abs_lower > max64 || totals_.abs_upper > max64) check_tree_supports(xs);
+    array<T> inputs(static_cast<std::size_t>(totals_.size));
+    prefetch(inputs.data(), inputs.size() * sizeof(T), memory_location::host, inputs.stream());
     synchronize(inputs.stream());
     T* d = inputs.data();
-    level_.resize(xs.size());
-    detail::parallel_rows(count, 4096, [&](std::int64_t, std::int64_t k0, std::int64_t k1) {
+    std::vector<std::int64_t> start(static_cast<std::size_t>(chunks) + 1, 0);
+    for (std::int64_t c = 0; c < chunks; ++c) start[c + 1] = start[c] + part[c].size;
+    detail::parallel_rows(count, grain, [&](std::int64_t c, std::int64_t k0, std::int64_t k1) {
+      T* out = d + start[c];
       for (std::int64_t k = k0; k < k1; ++k) {
-        const pmf<T>& x = xs[order[k]];
-        std::copy(x.data(), x.data() + x.size(), d + offset[k]);
-        level_[k] = {d + offset[k], static_cast<int>(x.size()), 0, x.lower(), x.truncated_mass()};
+        const pmf<T>& x = xs[order.empty() ? k : order[k]];
+        out = std::copy(x.data(), x.data() + x.size(), out);
       }
     });
+    std::int64_t at = 0;
+    for (const input_totals& p : part) {
+      for (const auto& [len, n] : p.runs) {
+        if (!level_.empty() && level_.back().len == len)
+          level_.back().count += n;
+        else
+          level_.push_back({d + at, len, n, len, 0});
+        at += len * n;
+      }
+    }
     slabs_.push_back(std::move(inputs));
   }
 
-  // One level: pairs neighbours of the length-sorted terms; consecutive pairs
-  // with equal (m, n) that lie evenly strided in their slabs run as one
-  // convolve_batched call writing into the level's new slab. The outputs are
-  // not touched on the host (see the note on renormalization in sum()).
+  // One level: pairs neighbours of the length-sorted terms. The pairs inside
+  // a run are one convolve_batched call (stride twice the run's), a pair
+  // across two runs one convolve call, an odd last term is carried up a level
+  // in its slab. The outputs, in pair order, go to the level's new slab; they
+  // are not touched on the host (see the note on renormalization in sum()).
   void next_level() {
-    const char* f = "marg::sum";
-    // stable: keeps a previous level's slab order, so that its outputs are
-    // read in place, and pairs equal lengths into one batch
-    const auto shorter = [](const term<T>& u, const term<T>& v) { return u.len < v.len; };
-    if (!std::is_sorted(level_.begin(), level_.end(), shorter))
-      std::stable_sort(level_.begin(), level_.end(), shorter);
-    const std::size_t pairs = level_.size() / 2;
-    const int id = static_cast<int>(slabs_.size());
-    std::vector<term<T>> next(pairs + level_.size() % 2);
-    std::vector<std::int64_t> offset(pairs + 1, 0);
-    for (std::size_t j = 0; j < pairs; ++j) {
-      const term<T>&a = level_[2 * j], &c = level_[2 * j + 1];
-      const auto s = support_of_sum(f, a.lower, a.len, c.lower, c.len);
-      next[j] = {nullptr, s.len, id, s.lower, detail::combine_truncated(a.truncated, c.truncated)};
-      offset[j + 1] = offset[j] + s.len;
-    }
-    array<T> out(static_cast<std::size_t>(offset[pairs]));
-    for (std::size_t j = 0; j < pairs; ++j) next[j].data = out.data() + offset[j];
-    std::size_t j = 0;
-    while (j < pairs) {
-      const std::size_t run = run_length(j, pairs);
-      const term<T>&a = level_[2 * j], &c = level_[2 * j + 1];
-      T* r = out.data() + offset[j];
-      if (run == 1) {
-        convolve<T>(a.len, c.len, a.data, 1, c.data, 1, r, 1);
-      } else {
-        const term<T>&a1 = level_[2 * j + 2], &c1 = level_[2 * j + 3];
-        convolve_batched<T>(a.len, c.len, a.data, 1, a1.data - a.data, c.data, 1, c1.data - c.data,
-                            r, 1, next[j].len, static_cast<int>(run));
+    // stable: keeps the pair order, so that equal lengths pair into batches
+    std::stable_sort(level_.begin(), level_.end(),
+                     [](const run<T>& u, const run<T>& v) { return u.len < v.len; });
+    merge_runs();
+    // the level's calls: (a, c, pairs) with a and c the first pair's terms
+    struct call {
+      const run<T>* ra;
+      std::int64_t ia;
+      const run<T>* rc;
+      std::int64_t ic;
+      std::int64_t pairs;
+    };
+    std::vector<call> calls;
+    std::vector<run<T>> next;
+    std::int64_t total = 0;
+    std::size_t g = 0;
+    std::int64_t i = 0;  // the next unpaired term: level_[g], index i
+    while (g < level_.size()) {
+      const run<T>& r = level_[g];
+      const std::int64_t left = r.count - i;
+      if (left >= 2) {
+        const std::int64_t pairs = left / 2;
+        calls.push_back({&r, i, &r, i + 1, pairs});
+        const int len = 2 * r.len - 1;
+        next.push_back({nullptr, len, pairs, len, 0});
+        total += pairs * len;
+        i += 2 * pairs;
+      } else if (left == 1 && g + 1 < level_.size()) {
+        const run<T>& s = level_[g + 1];
+        calls.push_back({&r, i, &s, 0, 1});
+        const int len = r.len + s.len - 1;
+        next.push_back({nullptr, len, 1, len, 0});
+        total += len;
+        ++g;
+        i = 1;
+        continue;
+      } else if (left == 1) {  // odd term: carried up a level
+        next.push_back({r.data + i * r.stride, r.stride, 1, r.len, r.slab});
+        i = r.count;
       }
-      j += run;
+      if (i >= r.count) {
+        ++g;
+        i = 0;
+      }
     }
-    if (level_.size() % 2) next.back() = level_.back();  // odd term: carried up a level
+    const int id = static_cast<int>(slabs_.size());
+    array<T> out(static_cast<std::size_t>(total));
+    T* w = out.data();
+    for (std::size_t k = 0; k < calls.size(); ++k) {
+      const call& c = calls[k];
+      const T* a = c.ra->data + c.ia * c.ra->stride;
+      const T* b = c.rc->data + c.ic * c.rc->stride;
+      const int len = c.ra->len + c.rc->len - 1;
+      if (c.pairs == 1) {
+        convolve<T>(c.ra->len, c.rc->len, a, 1, b, 1, w, 1);
+      } else {
+        convolve_batched<T>(c.ra->len, c.rc->len, a, 1, 2 * c.ra->stride, b, 1, 2 * c.rc->stride, w,
+                            1, len, static_cast<int>(c.pairs));
+      }
+      next[k].data = w;
+      next[k].slab = id;
+      w += c.pairs * len;
+    }
     slabs_.push_back(std::move(out));
     level_ = std::move(next);
-    // free the slabs no term refers to any more (stream-ordered: pending reads stay valid)
+    // free the slabs no run refers to any more (stream-ordered: pending reads stay valid)
     for (int k = 0; k < id; ++k) {
-      if (level_.back().slab == k) continue;
-      slabs_[k] = array<T>();
+      if (std::none_of(level_.begin(), level_.end(), [k](const run<T>& r) { return r.slab == k; }))
+        slabs_[k] = array<T>();
     }
   }
 
-  // the number of pairs from j on that one batched call can take: equal
-  // (m, n), operands of each side in one slab at a constant stride >= 0
-  std::size_t run_length(std::size_t j, std::size_t pairs) const {
-    const term<T>&a = level_[2 * j], &c = level_[2 * j + 1];
-    std::ptrdiff_t sa = 0, sc = 0;
-    std::size_t k = j + 1;
-    for (; k < pairs; ++k) {
-      const term<T>&u = level_[2 * k], &v = level_[2 * k + 1];
-      if (u.len != a.len || v.len != c.len || u.slab != a.slab || v.slab != c.slab) break;
-      const std::ptrdiff_t du = u.data - a.data, dv = v.data - c.data;
-      if (k == j + 1) {
-        if (du < 0 || dv < 0) break;
-        sa = du;
-        sc = dv;
-      } else if (du != static_cast<std::ptrdiff_t>(k - j) * sa ||
-                 dv != static_cast<std::ptrdiff_t>(k - j) * sc) {
-        break;
+  // joins neighbouring runs of one length that continue each other in one slab
+  // at one stride, so that their pairs make one batched call
+  void merge_runs() {
+    std::size_t w = 0;
+    for (std::size_t k = 1; k < level_.size(); ++k) {
+      run<T>& a = level_[w];
+      const run<T>& b = level_[k];
+      const std::int64_t s = a.count > 1 ? a.stride : b.count > 1 ? b.stride : b.data - a.data;
+      if (b.len == a.len && b.slab == a.slab && s > 0 && (b.count == 1 || b.stride == s) &&
+          b.data == a.data + a.count * s) {
+        a.stride = s;
+        a.count += b.count;
+      } else {
+        level_[++w] = b;
       }
     }
-    return k - j;
+    level_.resize(w + 1);
   }
 
   std::vector<array<T>> slabs_;
-  std::vector<term<T>> level_;
+  std::vector<run<T>> level_;
+  input_totals totals_;
 };
 
 }  // namespace
@@ -225,6 +361,28 @@ pmf<T> operator-(std::int64_t k, const pmf<T>& x) {
   return (-x) + k;
 }
 
+// detail::renormalize_if_drifted over chunks on the worker threads (the
+// result of a large sum: 100,001 long double divisions took ~0.4 ms on one
+// thread); the total is summed per chunk, chunks in a fixed order
+template <class T>
+void renormalize_parallel(T* r, std::int64_t n) {
+  constexpr std::int64_t grain = 8192;
+  std::vector<long double> part(static_cast<std::size_t>((n + grain - 1) / grain));
+  detail::parallel_rows(n, grain, [&](std::int64_t c, std::int64_t i0, std::int64_t i1) {
+    long double s = 0;
+    for (std::int64_t i = i0; i < i1; ++i) s += r[i];
+    part[c] = s;
+  });
+  long double s = 0;
+  for (const long double p : part) s += p;
+  if (s > 0 &&
+      std::fabs(s - 1) > 16 * static_cast<long double>(std::numeric_limits<T>::epsilon())) {
+    detail::parallel_rows(n, grain, [&](std::int64_t, std::int64_t i0, std::int64_t i1) {
+      for (std::int64_t i = i0; i < i1; ++i) r[i] = static_cast<T>(r[i] / s);
+    });
+  }
+}
+
 template <class T>
 pmf<T> sum(const std::vector<pmf<T>>& xs) {
   const char* f = "marg::sum";
@@ -233,22 +391,23 @@ pmf<T> sum(const std::vector<pmf<T>>& xs) {
     if (xs[i].empty()) detail::check_nonempty(f, ("xs[" + std::to_string(i) + "]").c_str(), xs[i]);
   if (xs.size() == 1) return xs[0];
   sum_tree<T> tree(xs);
-  const term<T> t = tree.reduce();
-  array<T>& s = tree.slab_of(t);
+  const T* t = tree.reduce();
+  const int len = tree.result_len();
+  array<T>& s = tree.result_slab();
   // Renormalization once, of the result: scaling commutes with convolution, so
   // dividing the intermediate rows by their totals (as operator+ would) gives
   // the same result up to rounding, at the price of reading every row on the
   // host between levels.
-  detail::prepare_host_access(t.data, static_cast<std::size_t>(t.len) * sizeof(T), s.stream());
+  detail::prepare_host_access(t, static_cast<std::size_t>(len) * sizeof(T), s.stream());
   array<T> r;
-  if (t.data == s.data() && static_cast<std::size_t>(t.len) == s.size()) {
+  if (t == s.data() && static_cast<std::size_t>(len) == s.size()) {
     r = std::move(s);
   } else {
-    r = array<T>(static_cast<std::size_t>(t.len));
-    std::copy(t.data, t.data + t.len, r.data());
+    r = array<T>(static_cast<std::size_t>(len));
+    std::copy(t, t + len, r.data());
   }
-  detail::renormalize_if_drifted(r.data(), t.len);
-  return pmf<T>(detail::trusted, std::move(r), t.lower, t.truncated);
+  renormalize_parallel(r.data(), len);
+  return pmf<T>(detail::trusted, std::move(r), tree.lower(), tree.truncated());
 }
 
 #define MARG_INSTANTIATE_ALGEBRA(T)                           \
