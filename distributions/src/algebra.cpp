@@ -361,28 +361,6 @@ pmf<T> operator-(std::int64_t k, const pmf<T>& x) {
   return (-x) + k;
 }
 
-// detail::renormalize_if_drifted over chunks on the worker threads (the
-// result of a large sum: 100,001 long double divisions took ~0.4 ms on one
-// thread); the total is summed per chunk, chunks in a fixed order
-template <class T>
-void renormalize_parallel(T* r, std::int64_t n) {
-  constexpr std::int64_t grain = 8192;
-  std::vector<long double> part(static_cast<std::size_t>((n + grain - 1) / grain));
-  detail::parallel_rows(n, grain, [&](std::int64_t c, std::int64_t i0, std::int64_t i1) {
-    long double s = 0;
-    for (std::int64_t i = i0; i < i1; ++i) s += r[i];
-    part[c] = s;
-  });
-  long double s = 0;
-  for (const long double p : part) s += p;
-  if (s > 0 &&
-      std::fabs(s - 1) > 16 * static_cast<long double>(std::numeric_limits<T>::epsilon())) {
-    detail::parallel_rows(n, grain, [&](std::int64_t, std::int64_t i0, std::int64_t i1) {
-      for (std::int64_t i = i0; i < i1; ++i) r[i] = static_cast<T>(r[i] / s);
-    });
-  }
-}
-
 template <class T>
 pmf<T> sum(const std::vector<pmf<T>>& xs) {
   const char* f = "marg::sum";
@@ -406,7 +384,7 @@ pmf<T> sum(const std::vector<pmf<T>>& xs) {
     r = array<T>(static_cast<std::size_t>(len));
     std::copy(t, t + len, r.data());
   }
-  renormalize_parallel(r.data(), len);
+  detail::renormalize_if_drifted(r.data(), len);
   return pmf<T>(detail::trusted, std::move(r), tree.lower(), tree.truncated());
 }
 
