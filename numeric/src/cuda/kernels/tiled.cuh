@@ -292,6 +292,21 @@ __device__ __forceinline__ void store_async(unsigned dst, T v, unsigned bar) {
         : "memory");
 }
 
+/// Spins until the phase of parity `phase` of this block's mbarrier `full` has
+/// completed. The complete-tx operations that complete it are the peers'
+/// st.async, releases at cluster scope made for threads of other CTAs: the
+/// wait must acquire at cluster scope to synchronize with them (PTX memory
+/// model: morally strong only when each scope holds the other thread); the
+/// default .acquire.cta does not (bench/notes/small2048.md, round 2).
+__device__ __forceinline__ void wait_pushed(unsigned long long* full, unsigned phase) {
+  asm volatile(
+      "{\n .reg .pred p;\n wait_full:\n"
+      " mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%0], %1;\n"
+      " @!p bra wait_full;\n}" ::"r"(smem_u32(full)),
+      "r"(phase)
+      : "memory");
+}
+
 /// The tiled kernel's body: as run_cluster_tiles (cluster.cuh), but a split
 /// tile is summed by pushing: every block sends each slice of its partial
 /// tile to the slice's owner with asynchronous remote stores (st.async) that
@@ -322,6 +337,10 @@ __device__ __forceinline__ void run_pushed_tiles(const correlation_view<T>& c,
     asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_u32(full)) : "memory");
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
+  // the init is a warp-uniform instruction that racecheck attributes to lane
+  // 31: without a warp barrier it flags thread 0's arrive below as a
+  // warp-level RAW hazard on the mbarrier (both are thread 0's, in order)
+  __syncwarp();
   asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
   unsigned phase = 0;
   for (std::int64_t b = blockIdx.z; b < c.batch; b += gridDim.z, phase ^= 1) {
@@ -340,12 +359,7 @@ __device__ __forceinline__ void run_pushed_tiles(const correlation_view<T>& c,
       store_async(cluster_addr(smem_u32(recv + kt * slice + i - C::TJ * q / ck), q),
                   agent.xs[C::phys(i)], cluster_addr(smem_u32(full), q));
     }
-    asm volatile(
-        "{\n .reg .pred p;\n wait_full:\n"
-        " mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n @!p bra wait_full;\n}" ::"r"(
-            smem_u32(full)),
-        "r"(phase)
-        : "memory");
+    wait_pushed(full, phase);
     for (int i = lo + threadIdx.x; i < hi && J0 + i < c.lout; i += C::threads) {
       T s = 0;
       for (int q = 0; q < ck; ++q) s += recv[q * slice + i - lo];
@@ -361,13 +375,9 @@ __device__ __forceinline__ void run_pushed_tiles(const correlation_view<T>& c,
 /// Largest tile (bytes) whose split is summed by pushing (run_pushed_tiles).
 /// 2048 takes the small and mid tiles, whose calls are short enough for the
 /// reduction's latency to matter (measured, H200, graphs of 20 calls: float
-/// 2048 convolve 3.25 -> 3.00-3.06 us, grad_p 3.10 -> 2.70-2.89, double
-/// 4.16 -> 3.80-3.98 / 3.90 -> 3.60; check_cuda variants, test_numeric,
-/// memcheck clean). OFF (0: every tile pulls, as run_cluster_tiles) until
-/// racecheck's warnings on the push are judged: 0 errors, but "warp level
-/// programming" RAW warnings on the mbarrier word itself (lanes 31 and 0
-/// of warp 0; bench/notes/small2048.md).
-inline constexpr std::size_t push_max_bytes = 0;
+/// 2048 convolve 3.25 -> 2.92-3.07 us, grad_p 3.10 -> 2.70-2.81, double
+/// 4.15 -> 3.66-3.94 / 3.90 -> 3.59; bench/notes/small2048.md).
+inline constexpr std::size_t push_max_bytes = 2048;
 
 /// Thin shell: one tile (blockIdx.x) x one tap split (blockIdx.y, the cluster
 /// rank) x problems blockIdx.z, blockIdx.z + gridDim.z, ... (cluster.cuh)
