@@ -100,6 +100,11 @@ int blocks_per_sm_of(const lane_device& d, std::int64_t bytes, int threads) {
 /// that measured slower (double 16384 x 64, four groups per block: 20.3
 /// against 18.5) and racecheck flags it (the copy warp's cp.async into a
 /// stage is ordered with the compute warps' reads by mbarriers only).
+/// Operand rows that are not 16-byte runs (a gradient's x of 2n - 1 values)
+/// are staged element by element: taken when the output blocks keep at
+/// least half the compute warps busy (float grad_p / grad_q 16384 x 64: 11.5
+/// against 11.5 us; with 2 blocks, grad_q 8192 x 128 x 32, float measured
+/// 8.95 against 8.4, double 10.7 against 13.4).
 /// @return false when it does not run `c` (then the cp.async kernel does)
 template <class T, bool Rev>
 bool launch_lane_bulk(const correlation_view<T>& c, const lane_device& d, cudaStream_t stream) {
@@ -107,7 +112,8 @@ bool launch_lane_bulk(const correlation_view<T>& c, const lane_device& d, cudaSt
   constexpr int threads = lane_bulk_tuning::threads;
   const lane_bulk_shape s = lane_bulk_shape_of(c);
   const std::int64_t bytes = s.bytes<T>(2);
-  if (bytes > d.max_smem) return false;
+  if (c.la <= 0 || c.lx <= 0 || bytes > d.max_smem) return false;
+  if (!(s.vec_a && s.vec_x) && 2 * s.nblk < lane_bulk_tuning::W) return false;
   const std::int64_t slots =
       multiprocessors() * std::int64_t{blocks_per_sm_of<kernel>(d, bytes, threads)};
   const std::int64_t per_block = slots > 0 ? (s.groups + slots - 1) / slots : 3;
@@ -122,8 +128,8 @@ void launch_lane_t(const correlation_view<T>& c, cudaStream_t stream) {
   const lane_device& d = current_lane_device();
   if (!lane_fits(c, d.max_smem))
     throw marg::invalid_argument("lane kernel: the problem does not fit its shared memory");
-  if (lane_bulk_ok(c) && (c.a_step < 0 ? launch_lane_bulk<T, true>(c, d, stream)
-                                       : launch_lane_bulk<T, false>(c, d, stream)))
+  if (c.a_step < 0 ? launch_lane_bulk<T, true>(c, d, stream)
+                   : launch_lane_bulk<T, false>(c, d, stream))
     return;
   const lane_shape s = lane_shape_of(c);
   const std::int64_t sms = multiprocessors();

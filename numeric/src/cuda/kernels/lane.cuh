@@ -112,6 +112,18 @@ __device__ __forceinline__ void lane_load4(const T* p, T (&v)[lane_tuning::G]) {
   }
 }
 
+/// Stores G = 4 values v[0 .. 3] to consecutive shared elements (16-byte
+/// aligned) at p.
+template <class T>
+__device__ __forceinline__ void lane_put4(T* p, const T* v) {
+  if constexpr (sizeof(T) == 4) {
+    *reinterpret_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]);
+  } else {
+    *reinterpret_cast<double2*>(p) = make_double2(v[0], v[1]);
+    *reinterpret_cast<double2*>(p + 2) = make_double2(v[2], v[3]);
+  }
+}
+
 /// Problems of group g that warp `warp` owns (warp + W i, i < P / W) and
 /// that lie inside the batch.
 template <class T>
@@ -224,6 +236,26 @@ __device__ __forceinline__ void lane_steps(const T* xw, const T* aw, int ng,
   });
 }
 
+/// Set-up of the output block j0 .. j0 + R - 1: zeroes its accumulators and
+/// finds the taps that meet an X value inside the band for some of its
+/// outputs (shared by both lane kernels).
+/// @param c the correlation
+/// @param j0 the block's first output
+/// @param acc the block's accumulators (zeroed)
+/// @param k0 set to its first tap rounded down to G
+/// @return its steps (groups of G taps; 0: the block lies outside the band)
+template <class T>
+__device__ __forceinline__ int lane_tap_range(const correlation_view<T>& c, int j0,
+                                              T (&acc)[lane_tuning::R], int& k0) {
+  constexpr int G = lane_tuning::G, R = lane_tuning::R;
+#pragma unroll
+  for (int r = 0; r < R; ++r) acc[r] = T(0);
+  const int klo = max(0, c.lead - (j0 + R - 1));
+  const int khi = min(c.la - 1, c.lead + c.lx - 1 - j0);
+  k0 = klo / G * G;
+  return klo <= khi ? khi / G + 1 - klo / G : 0;
+}
+
 /// One output block of one lane: outputs j0 .. j0 + R - 1 of the lane's
 /// problem from its taps row `ta` and X row `tx`, written to its output row.
 template <class T>
@@ -232,25 +264,11 @@ __device__ __forceinline__ void lane_block(const correlation_view<T>& c, const l
   using C = lane_tuning;
   constexpr int G = C::G, R = C::R;
   T acc[R];
+  int k0 = 0;
+  const int ng = lane_tap_range(c, j0, acc, k0);
+  if (ng > 0) lane_steps<T, false>(tx + (j0 + k0 - s.t_base), ta + k0, ng, acc);
 #pragma unroll
-  for (int r = 0; r < R; ++r) acc[r] = T(0);
-  // taps that meet an X value inside the band for some output of the block
-  const int klo = max(0, c.lead - (j0 + R - 1));
-  const int khi = min(c.la - 1, c.lead + c.lx - 1 - j0);
-  if (klo <= khi) {
-    const int ng = khi / G + 1 - klo / G;  // steps (groups of G taps)
-    lane_steps<T, false>(tx + (j0 + klo / G * G - s.t_base), ta + klo / G * G, ng, acc);
-  }
-#pragma unroll
-  for (int r = 0; r < R; r += G) {
-    if constexpr (sizeof(T) == 4) {
-      *reinterpret_cast<float4*>(to + j0 + r) =
-          make_float4(acc[r], acc[r + 1], acc[r + 2], acc[r + 3]);
-    } else {
-      *reinterpret_cast<double2*>(to + j0 + r) = make_double2(acc[r], acc[r + 1]);
-      *reinterpret_cast<double2*>(to + j0 + r + 2) = make_double2(acc[r + 2], acc[r + 3]);
-    }
-  }
+  for (int r = 0; r < R; r += G) lane_put4(to + j0 + r, acc + r);
 }
 
 /// Writes the output rows of the warp's live problems of group g, lanes

@@ -1,21 +1,23 @@
-// Lane per problem with 16-byte staging and a bulk output store (sm_90
-// mbarriers and bulk copies), for batches whose operand rows are
-// contiguous, 16-byte aligned runs of a multiple of 16 bytes: the per-lane
-// compute of kernels/lane.cuh (R = 16 outputs per lane block, steps of 4
-// taps), but
-// - 16-byte cp.async copies by all threads, their completion counted on the
-//   stage's mbarrier (a shared operand, batch stride 0, copied once and read
-//   by broadcast); x_0 sits at a 16-byte aligned row offset because the
-//   output blocks start at js + R b with js congruent to lead mod G (outputs
-//   before 0 are computed and dropped); reversed taps (a convolution) are
-//   copied forward and each quad is reversed in registers;
+// Lane per problem with mbarrier-counted staging and bulk output stores
+// (sm_90 mbarriers and bulk copies): the per-lane compute of
+// kernels/lane.cuh (R = 16 outputs per lane block, steps of 4 taps), but
+// - cp.async copies by all threads, their completion counted on the stage's
+//   mbarrier (a shared operand, batch stride 0, copied once and read by
+//   broadcast): 16-byte copies for an operand whose rows are contiguous,
+//   16-byte aligned runs of a multiple of 16 bytes, element copies for any
+//   other layout (a gradient's rows of 2n - 1 values); x_0 sits at a 16-byte
+//   aligned row offset because the output blocks start at js + R b with js
+//   congruent to lead mod G (outputs before 0 are computed and dropped);
+//   reversed taps (a convolution) are copied forward and each quad is
+//   reversed in registers;
 // - a block owns several groups (two for 16384 x 64) and two stages; the
 //   first two groups are staged at once, then a copy warp refills a stage
 //   when its group is computed and stores each group's output slab with one
 //   bulk store (outputs contiguous) while the compute warps go on with the
-//   next group: the compute warps never wait for each other, only for their
-//   data (full), the copy warp for them (done), they for the slab's store
-//   (free).
+//   next group (one store per row when the output rows are 16-byte runs
+//   but the slab is padded): the compute warps never wait for each other,
+//   only for their data (full), the copy warp for them (done), they for the
+//   slab's store (free).
 // Not installed.
 #pragma once
 
@@ -44,8 +46,12 @@ struct lane_bulk_shape {
   int t_base;  ///< X index of a window row's element 0 (congruent to lead mod G)
   int px;      ///< X row pitch
   int nblk;    ///< output blocks of R per problem
-  int po;      ///< output slab pitch (odd: conflict-free scalar writes)
+  int po;      ///< output slab pitch (odd; quads: lout or an odd number of 16-byte units)
   int groups;  ///< groups of P problems
+  bool vec_a;  ///< taps rows copied in 16-byte units (else element by element)
+  bool vec_x;  ///< x rows copied in 16-byte units (else element by element)
+  bool quads;  ///< slab written in 16-byte quads (js = 0, lout a multiple of G)
+  bool rot;    ///< quads in an order rotated by lane (an even number of units per row)
   /// @return elements of one staging buffer (taps and X rows of P problems)
   __host__ __device__ int buffer() const { return lane_tuning::P * (pa + px); }
   /// @param stages staging buffers and output slabs (the kernel uses 2)
@@ -57,10 +63,24 @@ struct lane_bulk_shape {
   }
 };
 
-/// The bulk layout of `c` (valid when lane_bulk_ok(c)).
+/// @return whether p is 16-byte aligned
+template <class T>
+__host__ __device__ bool lane_aligned(const T* p) {
+  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
+}
+
+/// @return the first tap of a row in memory order (a reversed row starts at
+///         its last tap)
+template <class T>
+__host__ __device__ const T* lane_taps_row(const correlation_view<T>& c) {
+  return c.a_step < 0 ? c.a + std::int64_t{c.la - 1} * c.a_step : c.a;
+}
+
+/// The bulk layout of `c`.
 template <class T>
 __host__ __device__ lane_bulk_shape lane_bulk_shape_of(const correlation_view<T>& c) {
   using C = lane_tuning;
+  constexpr int V = 16 / static_cast<int>(sizeof(T));
   lane_bulk_shape s{};
   s.la4 = (c.la + C::G - 1) / C::G * C::G;
   s.off_a = c.a_step < 0 ? s.la4 - c.la : 0;
@@ -73,23 +93,20 @@ __host__ __device__ lane_bulk_shape lane_bulk_shape_of(const correlation_view<T>
   const int xlen = (c.lead + c.lx + C::R + 3 - s.t_base + C::G - 1) / C::G * C::G;
   s.px = lane_pitch<T>(xlen);
   s.nblk = (c.lout - s.js + C::R - 1) / C::R;
-  s.po = c.lout | 1;
+  // quads: 16-byte slab writes; pitch lout when the outputs can leave by one
+  // bulk store per group (rows 16-byte runs back to back; rotated quads then
+  // keep 16-byte writes of lanes p and p + 4 apart: 2-way bank conflicts at
+  // lout = 64 instead of 8), else an odd number of 16-byte units
+  s.quads = s.js == 0 && c.lout % C::G == 0;
+  const bool packed = c.out_step == 1 && c.out_batch == c.lout && lane_aligned(c.out) &&
+                      (std::int64_t{C::P} * c.lout * sizeof(T)) % 16 == 0;
+  s.po = !s.quads ? c.lout | 1 : packed && c.lout % V == 0 ? c.lout : lane_pitch<T>(c.lout);
+  s.rot = s.quads && s.po / V % 2 == 0;
   s.groups = (c.batch + C::P - 1) / C::P;
+  s.vec_a = (c.a_step == 1 || c.a_step == -1) && c.la % V == 0 && c.a_batch % V == 0 &&
+            lane_aligned(lane_taps_row(c));
+  s.vec_x = c.x_step == 1 && c.lx % V == 0 && c.x_batch % V == 0 && lane_aligned(c.x);
   return s;
-}
-
-/// Whether every operand row of `c` is one contiguous, 16-byte aligned run
-/// of a multiple of 16 bytes (the bulk kernel's copies).
-/// @param c the correlation
-/// @return true when the bulk lane kernel may stage `c`
-template <class T>
-bool lane_bulk_ok(const correlation_view<T>& c) {
-  constexpr int V = 16 / static_cast<int>(sizeof(T));
-  const auto aligned = [](const T* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
-  if (c.a_step != 1 && c.a_step != -1) return false;
-  const T* a_row = c.a_step < 0 ? c.a - (c.la - 1) : c.a;
-  return c.la % V == 0 && c.a_batch % V == 0 && aligned(a_row) && c.x_step == 1 && c.lx % V == 0 &&
-         c.x_batch % V == 0 && aligned(c.x) && c.lx > 0;
 }
 
 /// @return the shared-memory address of p (for the async-proxy instructions)
@@ -137,28 +154,75 @@ __device__ __forceinline__ void lane_fence_async() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
 
-/// Thread t of nt issues the 16-byte copies t, t + nt, ... of `rows` rows
-/// of `chunks` units each, row p from src + p batch to dst + p pitch.
-template <class T>
-__device__ __forceinline__ void lane_vec_rows(int rows, int chunks, const T* src,
-                                              std::int64_t batch, T* dst, int pitch, int t,
-                                              int nt) {
-  constexpr int V = 16 / static_cast<int>(sizeof(T));
-  // chunk e = p chunks + k, stepped by nt without a division per copy
-  const int dp = nt / chunks, dk = nt - dp * chunks;
-  int p = t / chunks, k = t - p * chunks;
-  for (; p < rows; p += dp, k += dk) {
-    if (k >= chunks) k -= chunks, ++p;
-    if (p >= rows) break;
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(
-                     lane_smem_addr(dst + p * pitch + k * V)),
-                 "l"(src + p * batch + k * V)
+/// Starts one cp.async of Bytes bytes from global `from` to shared address d.
+template <int Bytes>
+__device__ __forceinline__ void lane_cp_async(unsigned d, const void* from) {
+  if constexpr (Bytes == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(from) : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(d), "l"(from), "n"(Bytes)
                  : "memory");
+}
+
+/// Threads t < nt (nt a multiple of 32) copy `rows` rows of `len` elements
+/// (element step `step`) from src + p batch to dst + p pitch, one element
+/// per cp.async: warp w takes rows w, w + nt / 32, ..., its lanes along the
+/// row (pointer steps; a flattened index with a step per copy measured 33
+/// instructions per copy).
+template <class T>
+__device__ __forceinline__ void lane_copy_elems(int rows, int len, const T* src, std::int64_t step,
+                                                std::int64_t batch, T* dst, int pitch, int t,
+                                                int nt) {
+  const int lane = t % 32;
+  const std::int64_t s32 = 32 * step;
+  for (int p = t / 32; p < rows; p += nt / 32) {
+    const T* from = src + p * batch + lane * step;
+    unsigned d = lane_smem_addr(dst + p * pitch + lane);
+#pragma unroll 4
+    for (int k = lane; k < len; k += 32, from += s32, d += 32 * sizeof(T))
+      lane_cp_async<static_cast<int>(sizeof(T))>(d, from);
   }
 }
 
-/// Threads t < nt of the block issue the 16-byte cp.async copies of group
-/// g's rows into `buf` (nothing for problems past the batch: their stale
+/// Thread t of nt issues the 16-byte cp.async copies t, t + nt, ... of
+/// `rows` rows of `units` 16-byte units each, row p from src + p batch to
+/// dst + p pitch (contiguous, aligned runs); one division at the start,
+/// then pointer steps.
+template <class T>
+__device__ __forceinline__ void lane_copy_vec(int rows, int units, const T* src, std::int64_t batch,
+                                              T* dst, int pitch, int t, int nt) {
+  constexpr int V = 16 / static_cast<int>(sizeof(T));
+  // unit e = p units + k, stepped by nt = dp units + dk
+  const int dp = nt / units, dk = nt - dp * units;
+  int p = t / units, k = t - p * units;
+  if (p >= rows) return;
+  const T* from = src + p * batch + k * V;
+  unsigned d = lane_smem_addr(dst + p * pitch + k * V);
+  const std::int64_t step = dp * batch + dk * V, wrap = batch - units * V;
+  const unsigned dstep = (dp * pitch + dk * V) * sizeof(T), dwrap = (pitch - units * V) * sizeof(T);
+  for (;;) {
+    lane_cp_async<16>(d, from);
+    p += dp, k += dk, from += step, d += dstep;
+    if (k >= units) k -= units, ++p, from += wrap, d += dwrap;
+    if (p >= rows) break;
+  }
+}
+
+/// Copies `rows` operand rows of `len` elements (element step `step`) into
+/// shared rows of pitch `pitch`: 16-byte units when `vec`, else elements.
+template <class T>
+__device__ __forceinline__ void lane_copy_rows(bool vec, int rows, int len, const T* src,
+                                               std::int64_t step, std::int64_t batch, T* dst,
+                                               int pitch, int t, int nt) {
+  constexpr int V = 16 / static_cast<int>(sizeof(T));
+  if (vec)
+    lane_copy_vec(rows, len / V, src, batch, dst, pitch, t, nt);
+  else
+    lane_copy_elems(rows, len, src, step, batch, dst, pitch, t, nt);
+}
+
+/// Threads t < nt of the block issue the cp.async copies of group g's rows
+/// into `buf` (nothing for problems past the batch: their stale
 /// rows give results never stored; a shared operand's row once, every lane
 /// reads row 0) and an async arrival on `bar` each; one plain arrival after
 /// a barrier of theirs completes the phase. (One bulk copy per 256-byte row,
@@ -167,13 +231,13 @@ template <class T>
 __device__ void lane_vec_stage(const correlation_view<T>& c, const lane_bulk_shape& s,
                                std::int64_t g, T* buf, std::uint64_t* bar, int t, int nt) {
   using C = lane_tuning;
-  constexpr int V = 16 / static_cast<int>(sizeof(T));
   const int live = static_cast<int>(dmin(std::int64_t{C::P}, c.batch - g * C::P));
   const std::int64_t b0 = g * C::P;
-  const T* a0 = (c.a_step < 0 ? c.a - (c.la - 1) : c.a) + b0 * c.a_batch;
-  lane_vec_rows(c.a_batch == 0 ? 1 : live, c.la / V, a0, c.a_batch, buf + s.off_a, s.pa, t, nt);
-  lane_vec_rows(c.x_batch == 0 ? 1 : live, c.lx / V, c.x + b0 * c.x_batch, c.x_batch,
-                buf + C::P * s.pa + (c.lead - s.t_base), s.px, t, nt);
+  // taps copied forward in memory order (reversed rows read backwards)
+  lane_copy_rows(s.vec_a, c.a_batch == 0 ? 1 : live, c.la, lane_taps_row(c) + b0 * c.a_batch,
+                 c.a_step < 0 ? -c.a_step : c.a_step, c.a_batch, buf + s.off_a, s.pa, t, nt);
+  lane_copy_rows(s.vec_x, c.x_batch == 0 ? 1 : live, c.lx, c.x + b0 * c.x_batch, c.x_step,
+                 c.x_batch, buf + C::P * s.pa + (c.lead - s.t_base), s.px, t, nt);
   asm volatile("cp.async.mbarrier.arrive.shared::cta.b64 [%0];\n" ::"r"(lane_smem_addr(bar))
                : "memory");
 }
@@ -188,17 +252,24 @@ __device__ __forceinline__ void lane_bulk_block(const correlation_view<T>& c,
   using C = lane_tuning;
   constexpr int G = C::G, R = C::R;
   T acc[R];
+  int k0 = 0;
+  const int ng = lane_tap_range(c, j0, acc, k0);
+  if (ng > 0)
+    lane_steps<T, Rev>(tx + (j0 + k0 - s.t_base), Rev ? ta + (s.la4 - G - k0) : ta + k0, ng, acc);
+  if (s.quads) {
+    // j0 >= 0 (js = 0); lout is a multiple of G
+    static_assert(R == 4 * G, "four quads per block");
+    const int rq = s.rot ? threadIdx.x & 3 : 0;
 #pragma unroll
-  for (int r = 0; r < R; ++r) acc[r] = T(0);
-  const int klo = max(0, c.lead - (j0 + R - 1));
-  const int khi = min(c.la - 1, c.lead + c.lx - 1 - j0);
-  if (klo <= khi)
-    lane_steps<T, Rev>(tx + (j0 + klo / G * G - s.t_base),
-                       Rev ? ta + (s.la4 - G - klo / G * G) : ta + klo / G * G,
-                       khi / G + 1 - klo / G, acc);
-  if (j0 >= 0 && j0 + R <= c.lout) {
+    for (int i = 0; i < R / G; ++i) {
+      const int q = (i + rq) & 3;
+      if (j0 + R > c.lout && j0 + G * q >= c.lout) continue;
+      T v[G];
 #pragma unroll
-    for (int r = 0; r < R; ++r) to[j0 + r] = acc[r];
+      for (int e = 0; e < G; ++e)
+        v[e] = q == 0 ? acc[e] : q == 1 ? acc[G + e] : q == 2 ? acc[2 * G + e] : acc[3 * G + e];
+      lane_put4(to + j0 + G * q, v);
+    }
   } else {
 #pragma unroll
     for (int r = 0; r < R; ++r)
@@ -206,15 +277,24 @@ __device__ __forceinline__ void lane_bulk_block(const correlation_view<T>& c,
   }
 }
 
-/// Whether group g's outputs leave by one bulk store: full group, unit output
-/// step, problems back to back, slab pitch = lout, 16-byte aligned.
+/// How a group's outputs leave the slab.
+enum class lane_out { elements, slab, rows };
+
+/// How group g's outputs leave: one bulk store of the slab (full group, unit
+/// output step, problems back to back, slab pitch = lout, 16-byte aligned),
+/// one bulk store per row (rows of unit step that are 16-byte aligned runs,
+/// slab rows too), or element stores by the compute warps.
 template <class T>
-__device__ __forceinline__ bool lane_bulk_out(const correlation_view<T>& c,
-                                              const lane_bulk_shape& s, std::int64_t g) {
+__device__ __forceinline__ lane_out lane_out_of(const correlation_view<T>& c,
+                                                const lane_bulk_shape& s, std::int64_t g) {
   using C = lane_tuning;
-  return (g + 1) * C::P <= c.batch && c.out_step == 1 && c.out_batch == c.lout && s.po == c.lout &&
-         reinterpret_cast<std::uintptr_t>(c.out) % 16 == 0 &&
-         (std::int64_t{C::P} * c.lout * sizeof(T)) % 16 == 0;
+  constexpr int V = 16 / static_cast<int>(sizeof(T));
+  if (c.out_step != 1 || !lane_aligned(c.out)) return lane_out::elements;
+  if ((g + 1) * C::P <= c.batch && c.out_batch == c.lout && s.po == c.lout &&
+      (std::int64_t{C::P} * c.lout * sizeof(T)) % 16 == 0)
+    return lane_out::slab;
+  if (c.lout % V == 0 && c.out_batch % V == 0 && s.po % V == 0) return lane_out::rows;
+  return lane_out::elements;
 }
 
 /// The kernel: block blk computes groups blk, blk + gridDim.x, ... through
@@ -281,11 +361,19 @@ __global__ void __launch_bounds__(lane_bulk_tuning::threads)
         __syncwarp();
         if (lane == 0) lane_bar_arrive(full + st);
       }
-      if (lane == 0 && lane_bulk_out(c, s, g)) {
+      const lane_out how = lane_out_of(c, s, g);
+      if (how == lane_out::slab && lane == 0) {
         lane_bulk_store(c.out + g * C::P * c.lout, slabs + st * (C::P * s.po),
                         static_cast<unsigned>(C::P * c.lout * sizeof(T)));
         lane_bulk_wait_read<0>();
+      } else if (how == lane_out::rows && g * C::P + lane < c.batch) {
+        // lane p stores row p
+        lane_bulk_store(c.out + (g * C::P + lane) * c.out_batch,
+                        slabs + st * (C::P * s.po) + lane * s.po,
+                        static_cast<unsigned>(c.lout * sizeof(T)));
+        lane_bulk_wait_read<0>();
       }
+      __syncwarp();
       if (lane == 0) lane_bar_arrive(freed + st);
     }
     return;
@@ -302,7 +390,7 @@ __global__ void __launch_bounds__(lane_bulk_tuning::threads)
     for (int blk = (i & 1) ? W - 1 - warp : warp; blk < s.nblk; blk += W)
       lane_bulk_block<T, Rev>(c, s, ta, tx, to, s.js + blk * C::R);
     const std::int64_t g = g0 + i * std::int64_t{gridDim.x};
-    if (!lane_bulk_out(c, s, g)) {
+    if (lane_out_of(c, s, g) == lane_out::elements) {
       // element stores by the compute warps (a part-full group, strided
       // outputs) after a barrier of theirs; the next writes of this slab
       // come after the next group's barrier
