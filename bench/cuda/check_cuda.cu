@@ -152,6 +152,7 @@ void sweep(bool quick) {
     // lane-per-problem sizes: a last group part full, strides, broadcast
     one<T>(op, 37, 100, 2, 3, 2, quick ? 70 : 2100, false, true, rng());
     one<T>(op, 200, 9, 1, 1, 1, quick ? 40 : 4099, rng() % 2 == 0, true, rng());
+    one<T>(op, 64, 40, 1, 1, 1, quick ? 37 : 1001, false, true, rng());  // x of a group not V-runs
     if (!quick) one<T>(op, 65536, 65536, 1, 1, 1, 1, false, true, rng());
   }
 }

@@ -91,6 +91,23 @@ int blocks_per_sm_of(const lane_device& d, std::int64_t bytes, int threads) {
   return k.per_sm;
 }
 
+/// Launches `Kernel` (a bulk lane kernel) for `c` when every block gets at
+/// most two groups with all blocks resident.
+/// @return false when it does not
+template <auto Kernel, class T>
+bool launch_bulk_with(const correlation_view<T>& c, const lane_bulk_shape& s, const lane_device& d,
+                      cudaStream_t stream) {
+  constexpr int threads = lane_bulk_tuning::threads;
+  const std::int64_t bytes = s.bytes<T>(2);
+  const std::int64_t slots =
+      multiprocessors() * std::int64_t{blocks_per_sm_of<Kernel>(d, bytes, threads)};
+  const std::int64_t per_block = slots > 0 ? (s.groups + slots - 1) / slots : 3;
+  if (per_block > 2) return false;
+  launch_with(Kernel, dim3(static_cast<unsigned>((s.groups + per_block - 1) / per_block)), threads,
+              1, true, c, stream, static_cast<std::size_t>(bytes));
+  return true;
+}
+
 /// The kernel of kernels/lane_bulk.cuh when every block gets at most two
 /// groups with all blocks resident at once (no stage refills). H200, bench_cuda
 /// against the cp.async kernel, µs: float convolve 16384 x 64 (two groups per
@@ -101,26 +118,25 @@ int blocks_per_sm_of(const lane_device& d, std::int64_t bytes, int threads) {
 /// against 18.5) and racecheck flags it (the copy warp's cp.async into a
 /// stage is ordered with the compute warps' reads by mbarriers only).
 /// Operand rows that are not 16-byte runs (a gradient's x of 2n - 1 values)
-/// are staged element by element: taken when the output blocks keep at
-/// least half the compute warps busy (float grad_p / grad_q 16384 x 64: 11.5
-/// against 11.5 us; with 2 blocks, grad_q 8192 x 128 x 32, float measured
-/// 8.95 against 8.4, double 10.7 against 13.4).
+/// are staged element by element, or, rows back to back, as one run per
+/// group read in place (lane_bulk_shape::run_x): taken when the output
+/// blocks keep at least half the compute warps busy or, with run_x, for
+/// double. H200, bench_cuda, µs, against the cp.async kernel: float grad_p /
+/// grad_q 16384 x 64 element copies 11.5 against 11.5, run_x 9.3 against
+/// 11.6 (forward 10.0 on that machine); with 2 blocks (grad_q 8192 x 128 x
+/// 32) run_x float 8.8 against 8.4, double 10.9 against 13.4.
 /// @return false when it does not run `c` (then the cp.async kernel does)
 template <class T, bool Rev>
 bool launch_lane_bulk(const correlation_view<T>& c, const lane_device& d, cudaStream_t stream) {
-  constexpr auto kernel = kernel_banded_lane_bulk<T, Rev>;
-  constexpr int threads = lane_bulk_tuning::threads;
   const lane_bulk_shape s = lane_bulk_shape_of(c);
   const std::int64_t bytes = s.bytes<T>(2);
   if (c.la <= 0 || c.lx <= 0 || bytes > d.max_smem) return false;
-  if (!(s.vec_a && s.vec_x) && 2 * s.nblk < lane_bulk_tuning::W) return false;
-  const std::int64_t slots =
-      multiprocessors() * std::int64_t{blocks_per_sm_of<kernel>(d, bytes, threads)};
-  const std::int64_t per_block = slots > 0 ? (s.groups + slots - 1) / slots : 3;
-  if (per_block > 2) return false;
-  launch_with(kernel, dim3(static_cast<unsigned>((s.groups + per_block - 1) / per_block)), threads,
-              1, true, c, stream, static_cast<std::size_t>(bytes));
-  return true;
+  const bool vec = s.vec_a && (s.vec_x || (s.run_x && sizeof(T) == 8));
+  if (!vec && 2 * s.nblk < lane_bulk_tuning::W) return false;
+  // run_x implies forward taps (a_step > 0)
+  if constexpr (!Rev)
+    if (s.run_x) return launch_bulk_with<kernel_banded_lane_bulk<T, false, true>>(c, s, d, stream);
+  return launch_bulk_with<kernel_banded_lane_bulk<T, Rev, false>>(c, s, d, stream);
 }
 
 template <class T>

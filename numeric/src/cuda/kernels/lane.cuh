@@ -112,6 +112,14 @@ __device__ __forceinline__ void lane_load4(const T* p, T (&v)[lane_tuning::G]) {
   }
 }
 
+/// Loads G = 4 consecutive shared elements at any element offset into v
+/// (four scalar loads; rows at an odd pitch keep them conflict-free).
+template <class T>
+__device__ __forceinline__ void lane_load4_any(const T* p, T (&v)[lane_tuning::G]) {
+#pragma unroll
+  for (int e = 0; e < lane_tuning::G; ++e) v[e] = p[e];
+}
+
 /// Stores G = 4 values v[0 .. 3] to consecutive shared elements (16-byte
 /// aligned) at p.
 template <class T>
@@ -192,13 +200,16 @@ __device__ __forceinline__ void lane_unroll(F&& f) {
 
 /// Step u (mod U) of a block: loads the window's new quarter (X at xq) into
 /// set (u + U - 1) % U and the taps quad at aq (its order reversed when
-/// Rev), then 4 R FMAs.
-template <class T, int u, bool Rev = false>
+/// Rev), then 4 R FMAs; Any: X at any element offset (scalar loads).
+template <class T, int u, bool Rev = false, bool Any = false>
 __device__ __forceinline__ void lane_step(const T* xq, const T* aq,
                                           T (&q)[lane_tuning::U][lane_tuning::G],
                                           T (&acc)[lane_tuning::R]) {
   constexpr int G = lane_tuning::G, U = lane_tuning::U, R = lane_tuning::R;
-  lane_load4(xq, q[(u + U - 1) % U]);
+  if constexpr (Any)
+    lane_load4_any(xq, q[(u + U - 1) % U]);
+  else
+    lane_load4(xq, q[(u + U - 1) % U]);
   T a4[G];
   lane_load4(aq, a4);
 #pragma unroll
@@ -209,10 +220,10 @@ __device__ __forceinline__ void lane_step(const T* xq, const T* aq,
 }
 
 /// The ng steps of one lane block: acc[r] += a_k X_(t + r + k) over the
-/// block's taps, the window starting at xw (16-byte aligned), the first
-/// step's taps quad at aw; Rev: taps stored forward and read backwards (the
-/// quads step down, each reversed).
-template <class T, bool Rev>
+/// block's taps, the window starting at xw (16-byte aligned unless Any),
+/// the first step's taps quad at aw; Rev: taps stored forward and read
+/// backwards (the quads step down, each reversed).
+template <class T, bool Rev, bool Any = false>
 __device__ __forceinline__ void lane_steps(const T* xw, const T* aw, int ng,
                                            T (&acc)[lane_tuning::R]) {
   constexpr int G = lane_tuning::G, U = lane_tuning::U;
@@ -221,18 +232,23 @@ __device__ __forceinline__ void lane_steps(const T* xw, const T* aw, int ng,
   // first window's quarters 0 .. U - 2 into sets 0 .. U - 2
   T q[U][G];
 #pragma unroll
-  for (int i = 0; i < U - 1; ++i) lane_load4(xw + G * i, q[i]);
+  for (int i = 0; i < U - 1; ++i) {
+    if constexpr (Any)
+      lane_load4_any(xw + G * i, q[i]);
+    else
+      lane_load4(xw + G * i, q[i]);
+  }
   xw += G * (U - 1);
   int n = 0;
   // U steps per pass (the sets come back to where they were), then the rest
   for (; n + U <= ng; n += U, xw += G * U, aw += da * U)
     lane_unroll<U>([&](auto u) {
       constexpr int v = decltype(u)::value;
-      lane_step<T, v, Rev>(xw + G * v, aw + da * v, q, acc);
+      lane_step<T, v, Rev, Any>(xw + G * v, aw + da * v, q, acc);
     });
   lane_unroll<U - 1>([&](auto u) {
     constexpr int v = decltype(u)::value;
-    if (n + v < ng) lane_step<T, v, Rev>(xw + G * v, aw + da * v, q, acc);
+    if (n + v < ng) lane_step<T, v, Rev, Any>(xw + G * v, aw + da * v, q, acc);
   });
 }
 

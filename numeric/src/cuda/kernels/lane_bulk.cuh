@@ -4,8 +4,9 @@
 // - cp.async copies by all threads, their completion counted on the stage's
 //   mbarrier (a shared operand, batch stride 0, copied once and read by
 //   broadcast): 16-byte copies for an operand whose rows are contiguous,
-//   16-byte aligned runs of a multiple of 16 bytes, element copies for any
-//   other layout (a gradient's rows of 2n - 1 values); x_0 sits at a 16-byte
+//   16-byte aligned runs of a multiple of 16 bytes; a gradient's x rows
+//   (2n - 1 values, back to back) as one 16-byte run per group, read in
+//   place by scalar loads; element copies for any other layout; x_0 sits at a 16-byte
 //   aligned row offset because the output blocks start at js + R b with js
 //   congruent to lead mod G (outputs before 0 are computed and dropped);
 //   reversed taps (a convolution) are copied forward and each quad is
@@ -50,6 +51,7 @@ struct lane_bulk_shape {
   int groups;  ///< groups of P problems
   bool vec_a;  ///< taps rows copied in 16-byte units (else element by element)
   bool vec_x;  ///< x rows copied in 16-byte units (else element by element)
+  bool run_x;  ///< x rows of a group copied as one run, read in place (see lane_bulk_shape_of)
   bool quads;  ///< slab written in 16-byte quads (js = 0, lout a multiple of G)
   bool rot;    ///< quads in an order rotated by lane (an even number of units per row)
   /// @return elements of one staging buffer (taps and X rows of P problems)
@@ -106,6 +108,16 @@ __host__ __device__ lane_bulk_shape lane_bulk_shape_of(const correlation_view<T>
   s.vec_a = (c.a_step == 1 || c.a_step == -1) && c.la % V == 0 && c.a_batch % V == 0 &&
             lane_aligned(lane_taps_row(c));
   s.vec_x = c.x_step == 1 && c.lx % V == 0 && c.x_batch % V == 0 && lane_aligned(c.x);
+  // a gradient's x rows (2n - 1 values, back to back) are not 16-byte runs,
+  // but a group's P rows are one aligned run: copied by 16-byte units and
+  // read in place at row offset lx p with scalar loads (odd lx: conflict-free)
+  // instead of element copies. No zero padding is needed when lead = 0, the
+  // taps fill whole steps and every output below lout meets x inside its own
+  // row (outputs past lout, dropped, read the next row); the last read of
+  // row P - 1 stays below P px. X index = x index then (t_base 0).
+  s.run_x = !s.vec_x && c.x_step == 1 && c.x_batch == c.lx && c.lx % 2 == 1 && c.lead == 0 &&
+            c.a_step > 0 && c.la % C::G == 0 && c.lx >= c.lout + c.la - 1 && lane_aligned(c.x) &&
+            C::P * c.lx + s.nblk * C::R + s.la4 <= C::P * s.px;
   return s;
 }
 
@@ -208,6 +220,16 @@ __device__ __forceinline__ void lane_copy_vec(int rows, int units, const T* src,
   }
 }
 
+/// Threads t < nt copy n contiguous elements from src (16-byte aligned) to
+/// dst: 16-byte units, then the last n % V elements one by one.
+template <class T>
+__device__ __forceinline__ void lane_copy_run(int n, const T* src, T* dst, int t, int nt) {
+  constexpr int V = 16 / static_cast<int>(sizeof(T));
+  if (n >= V) lane_copy_vec(1, n / V, src, 0, dst, 0, t, nt);
+  for (int e = n / V * V + t; e < n; e += nt)
+    lane_cp_async<static_cast<int>(sizeof(T))>(lane_smem_addr(dst + e), src + e);
+}
+
 /// Copies `rows` operand rows of `len` elements (element step `step`) into
 /// shared rows of pitch `pitch`: 16-byte units when `vec`, else elements.
 template <class T>
@@ -226,8 +248,9 @@ __device__ __forceinline__ void lane_copy_rows(bool vec, int rows, int len, cons
 /// rows give results never stored; a shared operand's row once, every lane
 /// reads row 0) and an async arrival on `bar` each; one plain arrival after
 /// a barrier of theirs completes the phase. (One bulk copy per 256-byte row,
-/// issued by one warp, measured 10.4 against 8.9 us for 16384x64.)
-template <class T>
+/// issued by one warp, measured 10.4 against 8.9 us for 16384x64.) Run:
+/// x as one run per group (s.run_x).
+template <bool Run, class T>
 __device__ void lane_vec_stage(const correlation_view<T>& c, const lane_bulk_shape& s,
                                std::int64_t g, T* buf, std::uint64_t* bar, int t, int nt) {
   using C = lane_tuning;
@@ -236,8 +259,11 @@ __device__ void lane_vec_stage(const correlation_view<T>& c, const lane_bulk_sha
   // taps copied forward in memory order (reversed rows read backwards)
   lane_copy_rows(s.vec_a, c.a_batch == 0 ? 1 : live, c.la, lane_taps_row(c) + b0 * c.a_batch,
                  c.a_step < 0 ? -c.a_step : c.a_step, c.a_batch, buf + s.off_a, s.pa, t, nt);
-  lane_copy_rows(s.vec_x, c.x_batch == 0 ? 1 : live, c.lx, c.x + b0 * c.x_batch, c.x_step,
-                 c.x_batch, buf + C::P * s.pa + (c.lead - s.t_base), s.px, t, nt);
+  if constexpr (Run)
+    lane_copy_run(live * c.lx, c.x + b0 * c.x_batch, buf + C::P * s.pa, t, nt);
+  else
+    lane_copy_rows(s.vec_x, c.x_batch == 0 ? 1 : live, c.lx, c.x + b0 * c.x_batch, c.x_step,
+                   c.x_batch, buf + C::P * s.pa + (c.lead - s.t_base), s.px, t, nt);
   asm volatile("cp.async.mbarrier.arrive.shared::cta.b64 [%0];\n" ::"r"(lane_smem_addr(bar))
                : "memory");
 }
@@ -245,7 +271,7 @@ __device__ void lane_vec_stage(const correlation_view<T>& c, const lane_bulk_sha
 /// One output block of one lane: outputs j0 .. j0 + R - 1 (those inside
 /// [0, lout)) of its problem from its taps row `ta` and X row `tx`, written
 /// to its slab row `to`.
-template <class T, bool Rev>
+template <class T, bool Rev, bool Run>
 __device__ __forceinline__ void lane_bulk_block(const correlation_view<T>& c,
                                                 const lane_bulk_shape& s, const T* ta, const T* tx,
                                                 T* to, int j0) {
@@ -254,8 +280,11 @@ __device__ __forceinline__ void lane_bulk_block(const correlation_view<T>& c,
   T acc[R];
   int k0 = 0;
   const int ng = lane_tap_range(c, j0, acc, k0);
-  if (ng > 0)
-    lane_steps<T, Rev>(tx + (j0 + k0 - s.t_base), Rev ? ta + (s.la4 - G - k0) : ta + k0, ng, acc);
+  if (ng > 0) {
+    const T* xw = tx + (j0 + k0 - (Run ? 0 : s.t_base));
+    const T* aw = Rev ? ta + (s.la4 - G - k0) : ta + k0;
+    lane_steps<T, Rev, Run>(xw, aw, ng, acc);
+  }
   if (s.quads) {
     // j0 >= 0 (js = 0); lout is a multiple of G
     static_assert(R == 4 * G, "four quads per block");
@@ -305,8 +334,9 @@ __device__ __forceinline__ lane_out lane_out_of(const correlation_view<T>& c,
 /// store has read it, frees it (free[st]).
 /// Compute warps never wait for each other: warp w takes output block w of
 /// even groups and W - 1 - w of odd ones (every warp does the same work over
-/// two groups of a full convolution).
-template <class T, bool Rev>
+/// two groups of a full convolution). Run: s.run_x (x read in place, scalar
+/// loads; a separate instance keeps the other shapes' code as it was).
+template <class T, bool Rev, bool Run>
 __global__ void __launch_bounds__(lane_bulk_tuning::threads)
     kernel_banded_lane_bulk(const correlation_view<T> c) {
   using C = lane_tuning;
@@ -344,8 +374,8 @@ __global__ void __launch_bounds__(lane_bulk_tuning::threads)
   __syncthreads();
   // all threads stage the first two groups
   for (int i = 0; i < S && i < n_local; ++i)
-    lane_vec_stage(c, s, g0 + i * std::int64_t{gridDim.x}, stages + i * len, full + i, threadIdx.x,
-                   threads);
+    lane_vec_stage<Run>(c, s, g0 + i * std::int64_t{gridDim.x}, stages + i * len, full + i,
+                        threadIdx.x, threads);
   __syncthreads();
   if (threadIdx.x == 0)
     for (int i = 0; i < S && i < n_local; ++i) lane_bar_arrive(full + i);
@@ -356,8 +386,8 @@ __global__ void __launch_bounds__(lane_bulk_tuning::threads)
       const unsigned ph = static_cast<unsigned>((i / S) & 1);
       lane_bar_wait(done + st, ph);  // stage st read, slab st written
       if (i + S < n_local) {
-        lane_vec_stage(c, s, g + S * std::int64_t{gridDim.x}, stages + st * len, full + st, lane,
-                       32);
+        lane_vec_stage<Run>(c, s, g + S * std::int64_t{gridDim.x}, stages + st * len, full + st,
+                            lane, 32);
         __syncwarp();
         if (lane == 0) lane_bar_arrive(full + st);
       }
@@ -386,9 +416,12 @@ __global__ void __launch_bounds__(lane_bulk_tuning::threads)
     // the slab's store S groups back has read it
     if (i >= S) lane_bar_wait(freed + st, static_cast<unsigned>((i / S - 1) & 1));
     const T* ta = stages + st * len + (c.a_batch == 0 ? 0 : lane * s.pa);
-    const T* tx = stages + st * len + C::P * s.pa + (c.x_batch == 0 ? 0 : lane * s.px);
+    const T* tx = stages + st * len + C::P * s.pa +
+                  (Run              ? lane * c.lx
+                   : c.x_batch == 0 ? 0
+                                    : lane * s.px);
     for (int blk = (i & 1) ? W - 1 - warp : warp; blk < s.nblk; blk += W)
-      lane_bulk_block<T, Rev>(c, s, ta, tx, to, s.js + blk * C::R);
+      lane_bulk_block<T, Rev, Run>(c, s, ta, tx, to, s.js + blk * C::R);
     const std::int64_t g = g0 + i * std::int64_t{gridDim.x};
     if (lane_out_of(c, s, g) == lane_out::elements) {
       // element stores by the compute warps (a part-full group, strided
