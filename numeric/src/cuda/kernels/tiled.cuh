@@ -160,8 +160,14 @@ __device__ __forceinline__ void slide_chunks(const T* xrow, const T* taps, int n
   }
 }
 
+/// Largest tile (bytes) with a two-stage instantiation (small and mid tiles).
+inline constexpr std::size_t two_stage_max_bytes = 2048;
+
 /// The work of one block of the tiled kernel.
-template <class T, class C>
+/// @tparam TwoStage blocks with exactly two stages fetch both before the
+/// first compute (launch_tiled picks this instantiation only for launches
+/// whose fullest blocks have two full stages)
+template <class T, class C, bool TwoStage = false>
 struct tiled_agent {
   using vec_t = typename vec16<T>::type;
   T* xs;  // staged X, padded rows (aliased by the reduction buffer)
@@ -231,8 +237,30 @@ struct tiled_agent {
     const std::int64_t per = (nst + ck - 1) / ck;
     const std::int64_t s0 = dmin(nst, kt * per), s1 = dmin(nst, s0 + per);
     T rx[C::nx], ra[C::na];
+    std::int64_t s = s0;
     if (s0 < s1) fetch(c, a, x, J0, klo + s0 * C::KC, khi, rx, ra);
-    for (std::int64_t s = s0; s < s1; ++s) {
+    if constexpr (TwoStage) {
+      // both fetches go out before the first compute: one L2 round trip
+      // instead of two (H200, graphs: float convolve 2048 3.08 -> 2.88 us,
+      // double grad_p 2048 3.60 -> 3.52). A separate instantiation: the same
+      // branch in the one kernel changed its code generation and cost other
+      // launches (grad_p 1000x3 +0.3 us; bench/notes/small2048.md round 3)
+      if (s1 - s0 == 2) {
+        const std::int64_t k0 = klo + s0 * C::KC;
+        T rx2[C::nx], ra2[C::na];
+        fetch(c, a, x, J0, k0 + C::KC, khi, rx2, ra2);
+        __syncthreads();  // xs may still be read (the previous problem's tile)
+        store(rx, ra);
+        __syncthreads();
+        compute(c, J0, k0, static_cast<int>(dmin(C::KC, khi + 1 - k0)), acc);
+#pragma unroll
+        for (int i = 0; i < C::nx; ++i) rx[i] = rx2[i];
+#pragma unroll
+        for (int i = 0; i < C::na; ++i) ra[i] = ra2[i];
+        ++s;
+      }
+    }
+    for (; s < s1; ++s) {
       const std::int64_t k0 = klo + s * C::KC;
       __syncthreads();  // the previous stage is consumed
       store(rx, ra);
@@ -322,10 +350,9 @@ __device__ __forceinline__ void wait_pushed(unsigned long long* full, unsigned p
 /// run_cluster_tiles.
 /// @param recv TJ + max_tap_split values of shared memory
 /// @param full this block's mbarrier (shared memory)
-template <class T, class C>
-__device__ __forceinline__ void run_pushed_tiles(const correlation_view<T>& c,
-                                                 const tiled_agent<T, C>& agent, T* recv,
-                                                 unsigned long long* full) {
+template <class T, class C, class Agent>
+__device__ __forceinline__ void run_pushed_tiles(const correlation_view<T>& c, const Agent& agent,
+                                                 T* recv, unsigned long long* full) {
   const std::int64_t J0 = std::int64_t{blockIdx.x} * C::TJ;
   const int ck = gridDim.y, kt = blockIdx.y;
   const int slice = (C::TJ + ck - 1) / ck;  // recv stride between senders
@@ -381,13 +408,13 @@ inline constexpr std::size_t push_max_bytes = 2048;
 
 /// Thin shell: one tile (blockIdx.x) x one tap split (blockIdx.y, the cluster
 /// rank) x problems blockIdx.z, blockIdx.z + gridDim.z, ... (cluster.cuh)
-template <class T, class C>
+template <class T, class C, bool TwoStage>
 __global__ void __launch_bounds__(C::threads, C::min_blocks)
     kernel_banded_tiled(const correlation_view<T> c) {
   await_previous_kernel();  // launched with early start (launch_tiled)
   __shared__ __align__(16) T xs[C::union_len];
   __shared__ __align__(16) T as[C::KC];
-  const tiled_agent<T, C> agent{xs, as};
+  const tiled_agent<T, C, TwoStage> agent{xs, as};
   if constexpr (C::TJ * sizeof(T) <= push_max_bytes) {
     __shared__ __align__(16) T recv[C::TJ + max_tap_split];
     __shared__ __align__(8) unsigned long long full;
@@ -413,7 +440,19 @@ void launch_tiled(const correlation_view<T>& c, int split, cudaStream_t stream) 
   const std::int64_t blocks =
       (std::int64_t{c.lout} + C::TJ - 1) / C::TJ * split * std::min(c.batch, 65535);
   const bool early = blocks <= std::int64_t{C::min_blocks} * multiprocessors();
-  launch_cluster_tiles<C::TJ, C::threads>(kernel_banded_tiled<T, C>, c, split, stream, early);
+  if constexpr (C::TJ * sizeof(T) <= two_stage_max_bytes) {
+    // the fullest tile meets min(la, TJ + lx - 1) taps; its blocks get
+    // ceil(stages / split) stages each
+    const std::int64_t taps = std::min<std::int64_t>(c.la, std::int64_t{C::TJ} + c.lx - 1);
+    const std::int64_t stages = (taps + C::KC - 1) / C::KC;
+    if (taps >= 2 * C::KC && (stages + split - 1) / split == 2) {
+      launch_cluster_tiles<C::TJ, C::threads>(kernel_banded_tiled<T, C, true>, c, split, stream,
+                                              early);
+      return;
+    }
+  }
+  launch_cluster_tiles<C::TJ, C::threads>(kernel_banded_tiled<T, C, false>, c, split, stream,
+                                          early);
 }
 
 }  // namespace marg::detail::cuda
