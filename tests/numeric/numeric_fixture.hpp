@@ -284,6 +284,22 @@ inline real reference_at(op o, const rvec& a, const rvec& b, std::int64_t i) {
   return o == op::convolve ? ref_convolve_at(a, b, i) : ref_correlate_at(a, b, i);
 }
 
+/// Indices to check of an output too long for the full reference loop.
+/// @param g the test's generator
+/// @param len output length
+/// @param edge the first and last `edge` indices (the band's triangles) ...
+/// @param random ... and this many uniform ones
+/// @return the indices (repeats possible)
+inline std::vector<std::int64_t> sample_indices(rng& g, std::int64_t len, int edge, int random) {
+  std::vector<std::int64_t> sample;
+  for (std::int64_t i = 0; i < std::min<std::int64_t>(edge, len); ++i) {
+    sample.push_back(i);
+    sample.push_back(len - 1 - i);
+  }
+  for (int k = 0; k < random; ++k) sample.push_back(uniform_int(g, 0, len - 1));
+  return sample;
+}
+
 /// @return a random size in [1, hi]
 inline int random_size(rng& g, int hi) {
   return static_cast<int>(uniform_int(g, 1, hi));

@@ -168,3 +168,52 @@ TEMPLATE_TEST_CASE("graph: errors", "[numeric][graph]", MARG_ALL_CONFIGS) {
   ok.replay();
   CHECK(c.failures() == 0);
 }
+
+TEST_CASE("graph: large float products on cuda (the tensor-core path) replay",
+          "[numeric][graph][scale]") {
+  if (marg::device_count() == 0) {
+    WARN("MARG_SKIP_NO_GPU: no CUDA device");
+    return;
+  }
+  const marg::backend before = marg::requested_backend();
+  marg::set_backend(marg::backend::cuda);
+  MARG_SEEDED_RNG(g);
+  // 65536 outputs and >= 32768 taps: the sizes that Hopper's wgmma kernel
+  // takes, whose workspace becomes the graph's allocation nodes; on other
+  // GPUs the same calls take another kernel and must replay as well
+  const int m = 32768, n = 32769, gm = 65536, gn = 32768;
+  marg::array<float> p(m), q(n), r(m + n - 1), gg(gm + gn - 1), gq(gn), gp(gm);
+  const auto fill = [&](marg::array<float>& a) {
+    const std::vector<float> v =
+        random_positive<float>(g, static_cast<std::int64_t>(a.size()), shape::uniform);
+    std::copy(v.begin(), v.end(), a.begin());
+  };
+  const marg::stream_view s{};
+  const marg::call_graph step = marg::capture_calls(s, [&] {
+    marg::convolve<float>(m, n, p.data(), 1, q.data(), 1, r.data(), 1, s);
+    marg::convolve_grad_p<float>(gm, gn, gg.data(), 1, gq.data(), 1, gp.data(), 1, s);
+  });
+  CHECK(step.on_device());
+  for (int round = 0; round < 2; ++round) {
+    CAPTURE(round);
+    for (marg::array<float>* a : {&p, &q, &gg, &gq}) fill(*a);
+    step.replay(s);
+    marg::synchronize(s);
+    const rvec rp = widen(std::vector<float>(p.begin(), p.end())),
+               rq = widen(std::vector<float>(q.begin(), q.end())),
+               rg = widen(std::vector<float>(gg.begin(), gg.end())),
+               rgq = widen(std::vector<float>(gq.begin(), gq.end()));
+    // the tails (the band's triangles) and random elements, against long double
+    error_report conv, grad;
+    for (const std::int64_t i : sample_indices(g, static_cast<std::int64_t>(r.size()), 64, 400))
+      conv.add(i, r[i], ref_convolve_at(rp, rq, i),
+               relative_error(r[i], ref_convolve_at(rp, rq, i)), tolerance<float>());
+    for (const std::int64_t j : sample_indices(g, gm, 64, 400))
+      grad.add(j, gp[j], ref_correlate_at(rg, rgq, j),
+               relative_error(gp[j], ref_correlate_at(rg, rgq, j)), tolerance<float>());
+    INFO("convolve: " << conv.describe() << "; grad_p: " << grad.describe());
+    CHECK(conv.failures == 0);
+    CHECK(grad.failures == 0);
+  }
+  marg::set_backend(before);
+}

@@ -58,14 +58,8 @@ TEMPLATE_TEST_CASE("scale: m = n = 65536 sampled against the long double loop", 
     const std::vector<T> got = out.get(0);
     const rvec ra = widen(va), rb = widen(vb);
     // the first and last 100 elements (the triangular edges) and 2000 random ones
-    std::vector<std::int64_t> sample;
-    for (std::int64_t i = 0; i < 100; ++i) {
-      sample.push_back(i);
-      sample.push_back(len.out - 1 - i);
-    }
-    for (int k = 0; k < 2000; ++k) sample.push_back(uniform_int(g, 0, len.out - 1));
     error_report rep;
-    for (const std::int64_t i : sample)
+    for (const std::int64_t i : sample_indices(g, len.out, 100, 2000))
       rep.add(i, got[i], reference_at(o, ra, rb, i),
               relative_error(got[i], reference_at(o, ra, rb, i)), tolerance<T>());
     INFO("sampled: " << rep.describe());

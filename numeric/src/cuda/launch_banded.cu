@@ -12,7 +12,6 @@
 #include "kernels/warp.cuh"
 #include "kernels/wgmma_tf32.cuh"
 #include "launch.hpp"
-#include "stream.hpp"
 
 namespace marg::detail::cuda {
 namespace {
@@ -73,13 +72,11 @@ bool batched_full_float(const correlation_view<T>& c) {
 
 // single large float problems on Hopper's wgmma (H200, one run: float
 // convolve 65536 102.7 us against 187 on the mma kernel, gradients 81 against
-// 198; bench/notes/wgmma.md), except inside a stream capture: its workspace is
-// a stream-ordered allocation from its own pool, which capture_calls does not
-// record, so captured calls take the mma kernel
+// 198; bench/notes/wgmma.md); inside a stream capture too, where its
+// workspace becomes the graph's allocation and free nodes
 template <class T>
-bool wgmma_first(const correlation_view<T>& c, cudaStream_t stream) {
-  if constexpr (std::is_same_v<T, float>)
-    return wgmma_tf32_preferred(c) && !capturing(stream) && wgmma_tf32_supports(c);
+bool wgmma_first(const correlation_view<T>& c) {
+  if constexpr (std::is_same_v<T, float>) return wgmma_tf32_preferred(c) && wgmma_tf32_supports(c);
   return false;
 }
 
@@ -113,7 +110,7 @@ void launch_banded(const banded_args<T>& x, cudaStream_t stream) {
   const correlation_view<T> c = correlation_of(x);
   if (pairs_preferred(c)) {
     launch_variant(kernel_variant::pairs, c, 1, stream);
-  } else if (wgmma_first(c, stream)) {
+  } else if (wgmma_first(c)) {
     launch_variant(kernel_variant::wgmma, c, 1, stream);
   } else if (mma_preferred(c)) {
     launch_variant(kernel_variant::mma, c, mma_split(c), stream);

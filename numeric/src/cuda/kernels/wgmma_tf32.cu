@@ -355,7 +355,10 @@ bool make_plan(const correlation_view<float>& c, wgmma_tf32_plan& best) {
 /// unlimited; the default pool returns memory at every synchronization and
 /// mapping the 25 MB of conv 65536 again on each call cost ~70 µs,
 /// bench/notes/wgmma.md call 3), and the unit kernel's shared-memory limit
-/// for the largest unit. Pools live as long as the process.
+/// for the largest unit. Pools live as long as the process. Under stream
+/// capture the allocation and the free become the graph's own memory nodes
+/// (CUDA's graph memory, kept by the graph; the pool only sets their
+/// properties).
 /// @return the pool of the current device
 cudaMemPool_t device_setup() {
   static std::mutex mutex;
@@ -365,6 +368,15 @@ cudaMemPool_t device_setup() {
   const std::lock_guard<std::mutex> lock(mutex);
   if (pools.size() <= static_cast<std::size_t>(dev)) pools.resize(dev + 1, nullptr);
   if (pools[dev] == nullptr) {
+    // the first call may come inside capture_calls' stream capture (this
+    // thread's mode): the set-up calls are not stream work, so they run in
+    // relaxed mode, which lets them through without ending the capture
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    MARG_CUDA_TRY(cudaThreadExchangeStreamCaptureMode(&mode));
+    struct restore {
+      cudaStreamCaptureMode& m;
+      ~restore() { (void)cudaThreadExchangeStreamCaptureMode(&m); }
+    } const restore_mode{mode};
     MARG_CUDA_TRY(cudaFuncSetAttribute(wgmma_tf32_units,
                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
                                        static_cast<int>(smem_bytes(shp::ns_max))));

@@ -31,10 +31,10 @@ bool wgmma_tf32_preferred(const correlation_view<float>& c);
 
 /// Launches the wgmma variant (requires wgmma_tf32_supports(c)): the unit
 /// kernel into a stream-ordered workspace (a per-device memory pool that keeps
-/// up to the largest workspace asked, <= 256 MiB; created with the kernel's
-/// shared-memory attribute on the device's first call, which should not be
-/// inside a stream capture), then the ordered reduction of the partial tiles
-/// into c.out; deterministic.
+/// up to the largest workspace asked, <= 256 MiB, created with the kernel's
+/// shared-memory attribute on the device's first call; under stream capture
+/// the workspace becomes the graph's allocation and free nodes), then the
+/// ordered reduction of the partial tiles into c.out; deterministic.
 /// @param c the correlation
 /// @param stream the stream
 void launch_wgmma_tf32(const correlation_view<float>& c, cudaStream_t stream);
