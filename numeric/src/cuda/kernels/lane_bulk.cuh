@@ -336,8 +336,11 @@ __device__ __forceinline__ lane_out lane_out_of(const correlation_view<T>& c,
 /// even groups and W - 1 - w of odd ones (every warp does the same work over
 /// two groups of a full convolution). Run: s.run_x (x read in place, scalar
 /// loads; a separate instance keeps the other shapes' code as it was).
+/// Float: a hint of 2 blocks per SM (the most its shared memory allows at
+/// 16384 x 64) lets ptxas use 79-84 registers instead of 72 with 36-40
+/// bytes of spills (H200: float convolve 16384 x 64 9.95 -> 9.26 us).
 template <class T, bool Rev, bool Run>
-__global__ void __launch_bounds__(lane_bulk_tuning::threads)
+__global__ void __launch_bounds__(lane_bulk_tuning::threads, sizeof(T) == 4 ? 2 : 1)
     kernel_banded_lane_bulk(const correlation_view<T> c) {
   using C = lane_tuning;
   constexpr int W = lane_bulk_tuning::W, threads = lane_bulk_tuning::threads;
