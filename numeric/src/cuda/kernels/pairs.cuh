@@ -15,12 +15,14 @@
 // load). A pass is 20 steps (U and the skew's period divide it): step
 // 4 m + r reads at a per-residue offset + 20 m, no address arithmetic.
 //
-// A lane's first block is padded to whole passes (its extra steps read the
-// rows' zero padding), so its switch to the second block falls on a pass
-// boundary, outside the unrolled pass: lanes that switch in the same pass
-// run the switch together, and a step has no test. The second block runs on
-// over zeros to the warp's trip count; a tail of fewer than 20 steps loads
-// the whole window per step.
+// A lane's first block is padded to whole switch intervals (pairs_tuning::
+// half steps, a pass; its extra steps read the rows' zero padding), so its
+// switch to the second block falls outside the unrolled steps: lanes that
+// switch in the same interval run the switch together, and a step has no
+// test. The second block's offsets are computed before the loop (the
+// divergent switch is stores, loads and moves). The second block runs on
+// over zeros to the warp's trip count; a tail of fewer than half steps
+// loads the whole window per step.
 //
 // Staging: each warp copies its problem's taps and the part of X the band
 // touches into its own rows with cp.async (zeros outside the operands), then
@@ -35,6 +37,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <type_traits>
 
 #include "../cuda_check.hpp"
 #include "async_copy.cuh"
@@ -51,7 +54,13 @@ struct pairs_tuning {
   static constexpr int R = lane_tuning::R;
   static constexpr int G = lane_tuning::G;
   static constexpr int U = lane_tuning::U;
-  static constexpr int pass = 20;        ///< steps per unrolled pass (U and 4 divide it)
+  static constexpr int pass = 20;  ///< steps per unrolled pass (U and 4 divide it)
+  /// steps between switch points (U divides it, it divides pass): a lane's
+  /// first block is rounded up to a multiple. Measured, H200, float 4096
+  /// pairs of 512 (convolve / grad_p, us): 20 (trips 144) 59.6-60.6 /
+  /// 54.0-54.3; 10 (trips 136, a switch test before each half pass) 68.6-68.9
+  /// / 55.0 (bench/notes/pairs.md round 5)
+  static constexpr int half = 20;
   static constexpr int max_blocks = 64;  ///< output blocks per problem (two per lane)
   /// resident blocks per SM (register bound). Measured, H200, float 4096
   /// pairs of 512 (convolve / grad_p, us): 4 blocks (118 registers, no
@@ -164,9 +173,9 @@ __host__ __device__ pairs_base pairs_base_of(const correlation_view<T>& c) {
   return s;
 }
 
-/// Steps rounded up to whole passes.
+/// Steps rounded up to whole switch intervals (pairs_tuning::half).
 __host__ __device__ constexpr int pairs_round(int n) {
-  return (n + pairs_tuning::pass - 1) / pairs_tuning::pass * pairs_tuning::pass;
+  return (n + pairs_tuning::half - 1) / pairs_tuning::half * pairs_tuning::half;
 }
 
 /// The plan of lane l.
@@ -293,20 +302,27 @@ __global__ void __launch_bounds__(pairs_tuning::threads, pairs_tuning::min_block
   T q[U][G];
   int pa[4], px[4];  // element offsets of pass step 4 m + r: p[r] + 5 G m
   int bx;            // the segment's X row (0: idle reads from the region's start)
-  // a segment starts at a pass boundary: the window's first U - 1 quarters
-  // into sets 0 .. U - 2
-  const auto setup = [&](const pairs_seg& g) {
+  // the offsets of a segment that starts at pass step ph (U divides ph):
+  // the window's first U - 1 quarters (qo) go into sets 0 .. U - 2, the
+  // pass offsets are set as if the segment had begun ph steps earlier
+  const auto offsets = [&](const pairs_seg& g, int ph, int(&qo)[U - 1], int(&oa)[4], int(&ox)[4],
+                           int& ob) {
     const bool real = g.blk >= 0 && g.steps > 0;
     const int tc = real ? g.ct0 : 0, xc = real ? g.cx0 : 0;
-    bx = real ? y.xrow : 0;
+    ob = real ? y.xrow : 0;
 #pragma unroll
-    for (int i = 0; i < U - 1; ++i) lane_load4(reg + bx + pairs_skew(xc + i), q[i]);
+    for (int i = 0; i < U - 1; ++i) qo[i] = ob + pairs_skew(xc + i);
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
-      pa[r] = pairs_skew(tc + r);
-      px[r] = bx + pairs_skew(xc + U - 1 + r);
+      oa[r] = pairs_skew(tc + r - ph);
+      ox[r] = ob + pairs_skew(xc + U - 1 + r - ph);
     }
   };
+  // the second segment's offsets, computed before the loop so that the
+  // (divergent) switch is loads, stores and moves
+  int nq[U - 1], na[4], nx[4], nb;
+  const int sp = plan.seg[1].blk >= 0 ? plan.len0 / C::half : INT_MAX;  // the switch's interval
+  offsets(plan.seg[1], plan.len0 % P, nq, na, nx, nb);
   // puts a block's sums into the slab (zeros for a block outside the band:
   // acc then holds sums of idle reads) and clears acc
   const auto put = [&](int blk, bool keep) {
@@ -327,34 +343,65 @@ __global__ void __launch_bounds__(pairs_tuning::threads, pairs_tuning::min_block
 #pragma unroll
     for (int r = 0; r < R; ++r) acc[r] = T(0);
   };
+  const auto switch_segment = [&] {
+    put(plan.seg[0].blk, plan.seg[0].steps > 0);
+#pragma unroll
+    for (int i = 0; i < U - 1; ++i) lane_load4(reg + nq[i], q[i]);
+#pragma unroll
+    for (int r = 0; r < 4; ++r) pa[r] = na[r], px[r] = nx[r];
+    bx = nb;
+  };
 
   async_wait<0>();
   __syncwarp();  // the warp's rows are staged
-  setup(plan.seg[0]);
-  const int sp = plan.seg[1].blk >= 0 ? plan.len0 / P : INT_MAX;  // the switch's pass
-  const int full = trips / P, rem = trips % P;
-  for (int p = 0; p < full; ++p) {
-    if (p == sp) {  // divergent, at most once per lane
-      put(plan.seg[0].blk, plan.seg[0].steps > 0);
-      setup(plan.seg[1]);
-    }
-    __syncwarp();
-    lane_unroll<P>([&](auto vv) {
-      constexpr int v = decltype(vv)::value, m = v / 4, r = v % 4;
+  {
+    int qo[U - 1];
+    offsets(plan.seg[0], 0, qo, pa, px, bx);
+#pragma unroll
+    for (int i = 0; i < U - 1; ++i) lane_load4(reg + qo[i], q[i]);
+  }
+  constexpr int H = C::half;
+  static_assert(P % H == 0 && H % U == 0, "switch points where the register sets are in order");
+  static_assert(H == P || P / H == 2, "one or two intervals per pass");
+  const int nh = trips / H, rem = trips % H;
+  // interval h runs pass steps (h % (P / H)) H .. + H - 1
+  const auto interval = [&](auto kk) {
+    constexpr int k = decltype(kk)::value;
+    lane_unroll<H>([&](auto vv) {
+      constexpr int v = k * H + decltype(vv)::value, m = v / 4, r = v % 4;
       lane_step<T, v % U>(reg + px[r] + 5 * G * m, reg + pa[r] + 5 * G * m, q, acc);
     });
+    if constexpr (k == P / H - 1) {
 #pragma unroll
-    for (int r = 0; r < 4; ++r) pa[r] += pairs_skew(P), px[r] += pairs_skew(P);
+      for (int r = 0; r < 4; ++r) pa[r] += pairs_skew(P), px[r] += pairs_skew(P);
+    }
+  };
+  const auto run = [&](int h, auto k) {
+    if (h == sp) switch_segment();  // divergent, at most once per lane
+    __syncwarp();
+    interval(k);
+  };
+  if constexpr (H == P) {
+    for (int h = 0; h < nh; ++h) run(h, std::integral_constant<int, 0>{});
+  } else {
+    // whole passes (two intervals each, a switch test before each), then an
+    // odd last interval
+    int h = 0;
+    for (; h + 1 < nh; h += 2) {
+      run(h, std::integral_constant<int, 0>{});
+      run(h + 1, std::integral_constant<int, 1>{});
+    }
+    if (h < nh) run(h, std::integral_constant<int, 0>{});
   }
-  if (full == sp) {
-    put(plan.seg[0].blk, plan.seg[0].steps > 0);
-    setup(plan.seg[1]);
-  }
+  if (nh == sp) switch_segment();
   __syncwarp();
-  // the last steps (fewer than a pass): the whole window loaded per step;
-  // the chunks from the offsets (skew(c) = G u with c = u - u / 5)
-  const int ua = pa[0] / G, ux = (px[0] - bx) / G;
-  const int tc = ua - ua / 5, xc = ux - ux / 5 - (U - 1);
+  // the last steps (fewer than an interval): the whole window loaded per
+  // step; the chunks from the offsets (skew(c) = G u with c = u - u / 5,
+  // shifted by 4 periods: offsets of a segment that began mid-pass may be
+  // negative) plus the pass step the tail starts at
+  const int ph = nh * H % P;
+  const int ua = pa[0] / G + 20, ux = (px[0] - bx) / G + 20;
+  const int tc = ua - ua / 5 - 16 + ph, xc = ux - ux / 5 - 16 - (U - 1) + ph;
   for (int n = 0; n < rem; ++n) {
     T w[U][G], a4[G];
 #pragma unroll
