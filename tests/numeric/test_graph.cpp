@@ -183,11 +183,6 @@ TEST_CASE("graph: large float products on cuda (the tensor-core path) replay",
   // GPUs the same calls take another kernel and must replay as well
   const int m = 32768, n = 32769, gm = 65536, gn = 32768;
   marg::array<float> p(m), q(n), r(m + n - 1), gg(gm + gn - 1), gq(gn), gp(gm);
-  const auto fill = [&](marg::array<float>& a) {
-    const std::vector<float> v =
-        random_positive<float>(g, static_cast<std::int64_t>(a.size()), shape::uniform);
-    std::copy(v.begin(), v.end(), a.begin());
-  };
   const marg::stream_view s{};
   const marg::call_graph step = marg::capture_calls(s, [&] {
     marg::convolve<float>(m, n, p.data(), 1, q.data(), 1, r.data(), 1, s);
@@ -196,7 +191,7 @@ TEST_CASE("graph: large float products on cuda (the tensor-core path) replay",
   CHECK(step.on_device());
   for (int round = 0; round < 2; ++round) {
     CAPTURE(round);
-    for (marg::array<float>* a : {&p, &q, &gg, &gq}) fill(*a);
+    for (marg::array<float>* a : {&p, &q, &gg, &gq}) graph_case<float>::fill(*a, g);
     step.replay(s);
     marg::synchronize(s);
     const rvec rp = widen(std::vector<float>(p.begin(), p.end())),

@@ -108,7 +108,7 @@ bool pairs_supports(const correlation_view<double>& c);
 
 /// Whether the paired-block variant measured faster than the others for
 /// `c` (float batches of full convolutions up to 1024 outputs and of
-/// gradients up to 512; launch_banded does not ask yet: bench/notes/pairs.md).
+/// gradients up to 512; launch_banded asks it first: bench/notes/pairs.md).
 /// @param c the correlation
 /// @return true when the pairs variant is the one to dispatch `c` to
 bool pairs_preferred(const correlation_view<float>& c);
