@@ -130,6 +130,10 @@ __device__ __forceinline__ unsigned lane_smem_addr(const void* p) {
 __device__ __forceinline__ void lane_bar_init(std::uint64_t* bar) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(lane_smem_addr(bar)) : "memory");
 }
+__device__ __forceinline__ void lane_bar_init_count(std::uint64_t* bar, int count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(lane_smem_addr(bar)), "r"(count)
+               : "memory");
+}
 __device__ __forceinline__ void lane_bar_arrive(std::uint64_t* bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(lane_smem_addr(bar)) : "memory");
 }
@@ -264,7 +268,9 @@ __device__ void lane_vec_stage(const correlation_view<T>& c, const lane_bulk_sha
   else
     lane_copy_rows(s.vec_x, c.x_batch == 0 ? 1 : live, c.lx, c.x + b0 * c.x_batch, c.x_step,
                    c.x_batch, buf + C::P * s.pa + (c.lead - s.t_base), s.px, t, nt);
-  asm volatile("cp.async.mbarrier.arrive.shared::cta.b64 [%0];\n" ::"r"(lane_smem_addr(bar))
+  // one arrival per staging thread once its copies landed (.noinc: the
+  // barrier counts the staging threads, see the kernel)
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(lane_smem_addr(bar))
                : "memory");
 }
 
@@ -346,9 +352,13 @@ __global__ void __launch_bounds__(lane_bulk_tuning::threads, sizeof(T) == 4 ? 2 
   constexpr int W = lane_bulk_tuning::W, threads = lane_bulk_tuning::threads;
   constexpr int S = 2;
   extern __shared__ __align__(16) unsigned char lane_smem[];
+  // first[st]: the first S groups, staged by all threads; full[st]: refills
+  // by the copy warp. Each counts its staging threads' async arrivals
+  // (.noinc), so the phase completes when every copy has landed.
   auto* const full = reinterpret_cast<std::uint64_t*>(lane_smem);
   std::uint64_t* const done = full + S;
   std::uint64_t* const freed = full + 2 * S;
+  std::uint64_t* const first = full + 3 * S;
   T* const stages = reinterpret_cast<T*>(lane_smem + 64);
   const lane_bulk_shape s = lane_bulk_shape_of(c);
   const std::int64_t g0 = blockIdx.x;
@@ -364,11 +374,10 @@ __global__ void __launch_bounds__(lane_bulk_tuning::threads, sizeof(T) == 4 ? 2 
   }
   if (threadIdx.x == 0) {
     for (int i = 0; i < S; ++i) {
-      lane_bar_init(full + i);
-      asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(lane_smem_addr(done + i)),
-                   "r"(W)
-                   : "memory");
+      lane_bar_init_count(full + i, 32);
+      lane_bar_init_count(done + i, W);
       lane_bar_init(freed + i);
+      lane_bar_init_count(first + i, threads);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
@@ -377,11 +386,8 @@ __global__ void __launch_bounds__(lane_bulk_tuning::threads, sizeof(T) == 4 ? 2 
   __syncthreads();
   // all threads stage the first two groups
   for (int i = 0; i < S && i < n_local; ++i)
-    lane_vec_stage<Run>(c, s, g0 + i * std::int64_t{gridDim.x}, stages + i * len, full + i,
+    lane_vec_stage<Run>(c, s, g0 + i * std::int64_t{gridDim.x}, stages + i * len, first + i,
                         threadIdx.x, threads);
-  __syncthreads();
-  if (threadIdx.x == 0)
-    for (int i = 0; i < S && i < n_local; ++i) lane_bar_arrive(full + i);
   if (warp == W) {
     for (int i = 0; i < n_local; ++i) {
       const std::int64_t g = g0 + i * std::int64_t{gridDim.x};
@@ -391,8 +397,6 @@ __global__ void __launch_bounds__(lane_bulk_tuning::threads, sizeof(T) == 4 ? 2 
       if (i + S < n_local) {
         lane_vec_stage<Run>(c, s, g + S * std::int64_t{gridDim.x}, stages + st * len, full + st,
                             lane, 32);
-        __syncwarp();
-        if (lane == 0) lane_bar_arrive(full + st);
       }
       const lane_out how = lane_out_of(c, s, g);
       if (how == lane_out::slab && lane == 0) {
@@ -413,9 +417,11 @@ __global__ void __launch_bounds__(lane_bulk_tuning::threads, sizeof(T) == 4 ? 2 
   }
   for (int i = 0; i < n_local; ++i) {
     const int st = i % S;
-    const unsigned ph = static_cast<unsigned>((i / S) & 1);
     T* const to = slabs + st * (C::P * s.po) + lane * s.po;
-    lane_bar_wait(full + st, ph);
+    if (i < S)
+      lane_bar_wait(first + st, 0);
+    else
+      lane_bar_wait(full + st, static_cast<unsigned>((i / S - 1) & 1));
     // the slab's store S groups back has read it
     if (i >= S) lane_bar_wait(freed + st, static_cast<unsigned>((i / S - 1) & 1));
     const T* ta = stages + st * len + (c.a_batch == 0 ? 0 : lane * s.pa);
