@@ -9,6 +9,7 @@
 #include <climits>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -216,7 +217,8 @@ class sum_tree {
       std::int64_t pairs;
     };
     std::vector<call> calls;
-    std::vector<run<T>> next;
+    std::vector<run<T>> next;  // next[k]: the outputs of calls[k]
+    std::optional<run<T>> carried;
     std::int64_t total = 0;
     std::size_t g = 0;
     std::int64_t i = 0;  // the next unpaired term: level_[g], index i
@@ -239,8 +241,8 @@ class sum_tree {
         ++g;
         i = 1;
         continue;
-      } else if (left == 1) {  // odd term: carried up a level
-        next.push_back({r.data + i * r.stride, r.stride, 1, r.len, r.slab});
+      } else if (left == 1) {  // odd term (only the last run's): carried up a level
+        carried = run<T>{r.data + i * r.stride, r.stride, 1, r.len, r.slab};
         i = r.count;
       }
       if (i >= r.count) {
@@ -266,6 +268,7 @@ class sum_tree {
       next[k].slab = id;
       w += c.pairs * len;
     }
+    if (carried) next.push_back(*carried);
     slabs_.push_back(std::move(out));
     level_ = std::move(next);
     // free the slabs no run refers to any more (stream-ordered: pending reads stay valid)

@@ -45,30 +45,6 @@ struct lane_dispatch {
   static constexpr int min_grad_taps = 48;
 };
 
-template <class T, int S>
-int lane_blocks_per_sm(const lane_device& d, std::int64_t bytes) {
-  struct cache {
-    int device = -1, per_sm = 0;
-    std::int64_t bytes = -1;
-    bool opted_in = false;
-  };
-  static thread_local cache k;
-  if (k.device != d.device) k = cache{};
-  if (!k.opted_in) {
-    MARG_CUDA_TRY(cudaFuncSetAttribute(kernel_banded_lane<T, S>,
-                                       cudaFuncAttributeMaxDynamicSharedMemorySize, d.max_smem));
-    k.opted_in = true;
-  }
-  if (k.bytes != bytes) {
-    MARG_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&k.per_sm, kernel_banded_lane<T, S>,
-                                                                lane_tuning::threads,
-                                                                static_cast<std::size_t>(bytes)));
-    k.bytes = bytes;
-  }
-  k.device = d.device;
-  return k.per_sm;
-}
-
 /// Resident blocks per SM of `Kernel` with `bytes` of dynamic shared memory
 /// (opt-in and occupancy cached per host thread).
 template <auto Kernel>
@@ -162,11 +138,12 @@ void launch_lane_t(const correlation_view<T>& c, cudaStream_t stream) {
   // group loads while it computes
   const std::int64_t bytes1 = s.total(1) * static_cast<std::int64_t>(sizeof(T));
   const std::int64_t bytes2 = s.total(2) * static_cast<std::int64_t>(sizeof(T));
-  const int per_sm1 = lane_blocks_per_sm<T, 1>(d, bytes1);
+  const int per_sm1 = blocks_per_sm_of<kernel_banded_lane<T, 1>>(d, bytes1, lane_tuning::threads);
   if ((s.groups <= sms * per_sm1 || bytes2 > d.max_smem))
     go(kernel_banded_lane<T, 1>, bytes1, per_sm1);
   else
-    go(kernel_banded_lane<T, 2>, bytes2, lane_blocks_per_sm<T, 2>(d, bytes2));
+    go(kernel_banded_lane<T, 2>, bytes2,
+       blocks_per_sm_of<kernel_banded_lane<T, 2>>(d, bytes2, lane_tuning::threads));
 }
 
 template <class T>
