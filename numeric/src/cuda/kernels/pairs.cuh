@@ -332,12 +332,17 @@ __global__ void __launch_bounds__(pairs_tuning::threads, pairs_tuning::min_block
       for (int r = 0; r < R; r += 4) {
         if constexpr (sizeof(T) == 4) {
           *reinterpret_cast<float4*>(o + r) =
-              keep ? make_float4(acc[r], acc[r + 1], acc[r + 2], acc[r + 3]) : float4{};
+              make_float4(acc[r], acc[r + 1], acc[r + 2], acc[r + 3]);
         } else {
-          *reinterpret_cast<double2*>(o + r) = keep ? make_double2(acc[r], acc[r + 1]) : double2{};
-          *reinterpret_cast<double2*>(o + r + 2) =
-              keep ? make_double2(acc[r + 2], acc[r + 3]) : double2{};
+          *reinterpret_cast<double2*>(o + r) = make_double2(acc[r], acc[r + 1]);
+          *reinterpret_cast<double2*>(o + r + 2) = make_double2(acc[r + 2], acc[r + 3]);
         }
+      }
+      // rare (a block outside the band): zeros over the stored sums, not a
+      // select per sum
+      if (!keep) {
+#pragma unroll
+        for (int r = 0; r < R; ++r) o[r] = T(0);
       }
     }
 #pragma unroll
@@ -416,7 +421,16 @@ __global__ void __launch_bounds__(pairs_tuning::threads, pairs_tuning::min_block
   put(two ? plan.seg[1].blk : plan.seg[0].blk, (two ? plan.seg[1].steps : plan.seg[0].steps) > 0);
   __syncwarp();  // the slab is complete: coalesced stores of the problem's outputs
   T* const out = c.out + b * c.out_batch;
-  for (int j = lane; j < c.lout; j += 32) out[j * c.out_step] = slab[pairs_slab_pos(j)];
+  if (c.out_step == 1) {
+    // output lane + 32 i sits at slab position lane + 36 i: pointer steps only
+    const int n = (c.lout - lane + 31) / 32;
+    T* o = out + lane;
+    const T* p = slab + lane;
+#pragma unroll 4
+    for (int i = 0; i < n; ++i) o[32 * i] = p[36 * i];
+  } else {
+    for (int j = lane; j < c.lout; j += 32) out[j * c.out_step] = slab[pairs_slab_pos(j)];
+  }
 }
 
 /// Whether the pairs kernel can run `c`: at most max_blocks output blocks
