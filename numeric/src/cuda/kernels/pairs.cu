@@ -32,24 +32,39 @@ template <class T>
 void launch_pairs_t(const correlation_view<T>& c, cudaStream_t stream) {
   if (!pairs_fits(c, pairs_max_smem))
     throw marg::invalid_argument("pairs kernel: the problem does not fit its shared memory");
-  // the largest shared-memory carveout (as measured)
-  static thread_local int carved_device = -1;
+  // the largest shared-memory carveout (as measured); the SMs and the
+  // shared memory per block that keeps a (resident + 1)-th block off an SM
+  static thread_local int carved_device = -1, sms = 1;
+  static thread_local std::int64_t one_less = 0;
   int dev = 0;
   MARG_CUDA_TRY(cudaGetDevice(&dev));
   if (dev != carved_device) {
     MARG_CUDA_TRY(cudaFuncSetAttribute(kernel_banded_pairs<T>,
                                        cudaFuncAttributePreferredSharedMemoryCarveout,
                                        cudaSharedmemCarveoutMaxShared));
+    int per_sm = 0, reserved = 0;
+    MARG_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    MARG_CUDA_TRY(
+        cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
+    MARG_CUDA_TRY(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev));
+    one_less = per_sm / (pairs_tuning::resident + 1) - reserved + 16;
     carved_device = dev;
   }
   const pairs_layout y = pairs_layout_host(c);
-  const std::int64_t blocks = (std::int64_t{c.batch} + pairs_tuning::W - 1) / pairs_tuning::W;
+  // rounds of problems per warp, then as few blocks as give every warp that
+  // many (at most `resident` blocks on each SM)
+  const std::int64_t need = (std::int64_t{c.batch} + pairs_tuning::W - 1) / pairs_tuning::W;
+  const std::int64_t slots = std::int64_t{pairs_tuning::resident} * sms;
+  const std::int64_t rounds = (need + slots - 1) / slots;
+  const std::int64_t blocks = (need + rounds - 1) / rounds;
+  std::int64_t bytes = y.template bytes<T>();
+  if (bytes < one_less && one_less <= pairs_max_smem) bytes = one_less;
   // early start (as launch_with): the kernel waits for the previous one
   // before it touches global memory
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(static_cast<unsigned>(blocks));
   cfg.blockDim = dim3(pairs_tuning::threads);
-  cfg.dynamicSmemBytes = static_cast<std::size_t>(y.template bytes<T>());
+  cfg.dynamicSmemBytes = static_cast<std::size_t>(bytes);
   cfg.stream = stream;
   cudaLaunchAttribute attr{};
   attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;

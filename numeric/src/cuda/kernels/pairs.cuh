@@ -26,10 +26,13 @@
 //
 // Staging: each warp copies its problem's taps and the part of X the band
 // touches into its own rows with cp.async (zeros outside the operands), then
-// only a warp barrier; one problem per warp, W warps per block (the resident
-// warps of other blocks overlap the copies). A lane's sums go to the warp's
-// output slab in shared memory; the warp writes the problem's outputs at the
-// end, coalesced. Not installed.
+// only a warp barrier; W warps per block (the resident warps of other blocks
+// overlap the copies). A lane's sums go to the warp's output slab in shared
+// memory; the warp writes the problem's outputs at the end, coalesced. The
+// grid is sized for pairs_tuning::resident blocks per SM and each warp runs
+// problems w, w + W gridDim.x, ... in turn (every SM keeps its warps to the
+// end instead of a thin last wave; the plan serves every problem). Not
+// installed.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -68,6 +71,10 @@ struct pairs_tuning {
   /// (one wave, 64 registers, spills) 84.4 / 70.7: 4 for both types.
   template <class T>
   static constexpr int min_blocks = 4;
+  /// resident blocks per SM the grid is sized for (launch_pairs): each warp
+  /// runs problems w, w + stride, ... so that all rounds run with the same
+  /// warps (a grid of 1.55 waves ran its last third with ~11 warps per SM)
+  static constexpr int resident = 4;
 };
 
 /// Element offset of chunk c (G values) in a skewed row: one pad chunk after
@@ -271,7 +278,8 @@ __device__ __forceinline__ void pairs_stage_row(T* dst, const T* src, std::int64
   for (; i < in; ++i) d[40 * i] = T(0);
 }
 
-/// The kernel: warp w of block k computes problem k W + w with layout y
+/// The kernel: warp w of block k computes problems k W + w + i W gridDim.x
+/// with layout y
 /// (pairs_layout_host), at least pairs_tuning::min_blocks<T> blocks per SM.
 template <class T>
 __global__ void __launch_bounds__(pairs_tuning::threads, pairs_tuning::min_blocks<T>)
@@ -281,18 +289,20 @@ __global__ void __launch_bounds__(pairs_tuning::threads, pairs_tuning::min_block
   extern __shared__ __align__(16) unsigned char pairs_smem[];
   await_previous_kernel();  // launched with early start (launch_pairs)
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const std::int64_t b = std::int64_t{blockIdx.x} * C::W + warp;
-  if (b >= c.batch) return;  // no block-wide barrier below
+  const std::int64_t b0 = std::int64_t{blockIdx.x} * C::W + warp;
+  if (b0 >= c.batch) return;  // no block-wide barrier below
   const pairs_base s = pairs_base_of(c);
   T* const reg = reinterpret_cast<T*>(pairs_smem) + warp * y.region;
   T* const slab = reinterpret_cast<T*>(pairs_smem) + C::W * y.region + warp * y.slab;
 
-  // staging: taps row, then the X row from X index t_base on (zero fill
-  // outside the operands; the skew's pad chunks are never read)
-  pairs_stage_row(reg, c.a + b * c.a_batch, c.a_step, G * y.tch, 0, c.la);
-  pairs_stage_row(reg + y.xrow, c.x + b * c.x_batch, c.x_step, G * y.xch, c.lead - s.t_base,
-                  c.lead - s.t_base + c.lx);
-  async_commit();
+  // staging of problem b: taps row, then the X row from X index t_base on
+  // (zero fill outside the operands; the skew's pad chunks are never read)
+  const auto stage = [&](std::int64_t b) {
+    pairs_stage_row(reg, c.a + b * c.a_batch, c.a_step, G * y.tch, 0, c.la);
+    pairs_stage_row(reg + y.xrow, c.x + b * c.x_batch, c.x_step, G * y.xch, c.lead - s.t_base,
+                    c.lead - s.t_base + c.lx);
+    async_commit();
+  };
   const pairs_plan plan = pairs_plan_of(c, s, lane);  // while the copies fly
   const int trips = y.trips;
 
@@ -357,79 +367,87 @@ __global__ void __launch_bounds__(pairs_tuning::threads, pairs_tuning::min_block
     bx = nb;
   };
 
-  async_wait<0>();
-  __syncwarp();  // the warp's rows are staged
-  {
-    int qo[U - 1];
-    offsets(plan.seg[0], 0, qo, pa, px, bx);
+  // the warp's problems b0, b0 + stride, ... (the plan and the second
+  // segment's offsets serve them all)
+  const std::int64_t stride = std::int64_t{gridDim.x} * C::W;
+  for (std::int64_t b = b0;;) {
+    stage(b);  // the rows were last read before the barrier below (previous problem)
+    async_wait<0>();
+    __syncwarp();  // the warp's rows are staged; every lane is done with the slab
+    {
+      int qo[U - 1];
+      offsets(plan.seg[0], 0, qo, pa, px, bx);
 #pragma unroll
-    for (int i = 0; i < U - 1; ++i) lane_load4(reg + qo[i], q[i]);
-  }
-  constexpr int H = C::half;
-  static_assert(P % H == 0 && H % U == 0, "switch points where the register sets are in order");
-  static_assert(H == P || P / H == 2, "one or two intervals per pass");
-  const int nh = trips / H, rem = trips % H;
-  // interval h runs pass steps (h % (P / H)) H .. + H - 1
-  const auto interval = [&](auto kk) {
-    constexpr int k = decltype(kk)::value;
-    lane_unroll<H>([&](auto vv) {
-      constexpr int v = k * H + decltype(vv)::value, m = v / 4, r = v % 4;
-      lane_step<T, v % U>(reg + px[r] + 5 * G * m, reg + pa[r] + 5 * G * m, q, acc);
-    });
-    if constexpr (k == P / H - 1) {
-#pragma unroll
-      for (int r = 0; r < 4; ++r) pa[r] += pairs_skew(P), px[r] += pairs_skew(P);
+      for (int i = 0; i < U - 1; ++i) lane_load4(reg + qo[i], q[i]);
     }
-  };
-  const auto run = [&](int h, auto k) {
-    if (h == sp) switch_segment();  // divergent, at most once per lane
+    constexpr int H = C::half;
+    static_assert(P % H == 0 && H % U == 0, "switch points where the register sets are in order");
+    static_assert(H == P || P / H == 2, "one or two intervals per pass");
+    const int nh = trips / H, rem = trips % H;
+    // interval h runs pass steps (h % (P / H)) H .. + H - 1
+    const auto interval = [&](auto kk) {
+      constexpr int k = decltype(kk)::value;
+      lane_unroll<H>([&](auto vv) {
+        constexpr int v = k * H + decltype(vv)::value, m = v / 4, r = v % 4;
+        lane_step<T, v % U>(reg + px[r] + 5 * G * m, reg + pa[r] + 5 * G * m, q, acc);
+      });
+      if constexpr (k == P / H - 1) {
+#pragma unroll
+        for (int r = 0; r < 4; ++r) pa[r] += pairs_skew(P), px[r] += pairs_skew(P);
+      }
+    };
+    const auto run = [&](int h, auto k) {
+      if (h == sp) switch_segment();  // divergent, at most once per lane
+      __syncwarp();
+      interval(k);
+    };
+    if constexpr (H == P) {
+      for (int h = 0; h < nh; ++h) run(h, std::integral_constant<int, 0>{});
+    } else {
+      // whole passes (two intervals each, a switch test before each), then an
+      // odd last interval
+      int h = 0;
+      for (; h + 1 < nh; h += 2) {
+        run(h, std::integral_constant<int, 0>{});
+        run(h + 1, std::integral_constant<int, 1>{});
+      }
+      if (h < nh) run(h, std::integral_constant<int, 0>{});
+    }
+    if (nh == sp) switch_segment();
     __syncwarp();
-    interval(k);
-  };
-  if constexpr (H == P) {
-    for (int h = 0; h < nh; ++h) run(h, std::integral_constant<int, 0>{});
-  } else {
-    // whole passes (two intervals each, a switch test before each), then an
-    // odd last interval
-    int h = 0;
-    for (; h + 1 < nh; h += 2) {
-      run(h, std::integral_constant<int, 0>{});
-      run(h + 1, std::integral_constant<int, 1>{});
+    // the last steps (fewer than an interval): the whole window loaded per
+    // step; the chunks from the offsets (skew(c) = G u with c = u - u / 5,
+    // shifted by 4 periods: offsets of a segment that began mid-pass may be
+    // negative) plus the pass step the tail starts at
+    const int ph = nh * H % P;
+    const int ua = pa[0] / G + 20, ux = (px[0] - bx) / G + 20;
+    const int tc = ua - ua / 5 - 16 + ph, xc = ux - ux / 5 - 16 - (U - 1) + ph;
+    for (int n = 0; n < rem; ++n) {
+      T w[U][G], a4[G];
+#pragma unroll
+      for (int i = 0; i < U; ++i) lane_load4(reg + bx + pairs_skew(xc + n + i), w[i]);
+      lane_load4(reg + pairs_skew(tc + n), a4);
+#pragma unroll
+      for (int k = 0; k < G; ++k)
+#pragma unroll
+        for (int r = 0; r < R; ++r) acc[r] += a4[k] * w[(r + k) / G][(r + k) % G];
     }
-    if (h < nh) run(h, std::integral_constant<int, 0>{});
-  }
-  if (nh == sp) switch_segment();
-  __syncwarp();
-  // the last steps (fewer than an interval): the whole window loaded per
-  // step; the chunks from the offsets (skew(c) = G u with c = u - u / 5,
-  // shifted by 4 periods: offsets of a segment that began mid-pass may be
-  // negative) plus the pass step the tail starts at
-  const int ph = nh * H % P;
-  const int ua = pa[0] / G + 20, ux = (px[0] - bx) / G + 20;
-  const int tc = ua - ua / 5 - 16 + ph, xc = ux - ux / 5 - 16 - (U - 1) + ph;
-  for (int n = 0; n < rem; ++n) {
-    T w[U][G], a4[G];
-#pragma unroll
-    for (int i = 0; i < U; ++i) lane_load4(reg + bx + pairs_skew(xc + n + i), w[i]);
-    lane_load4(reg + pairs_skew(tc + n), a4);
-#pragma unroll
-    for (int k = 0; k < G; ++k)
-#pragma unroll
-      for (int r = 0; r < R; ++r) acc[r] += a4[k] * w[(r + k) / G][(r + k) % G];
-  }
-  const bool two = plan.seg[1].blk >= 0;
-  put(two ? plan.seg[1].blk : plan.seg[0].blk, (two ? plan.seg[1].steps : plan.seg[0].steps) > 0);
-  __syncwarp();  // the slab is complete: coalesced stores of the problem's outputs
-  T* const out = c.out + b * c.out_batch;
-  if (c.out_step == 1) {
-    // output lane + 32 i sits at slab position lane + 36 i: pointer steps only
-    const int n = (c.lout - lane + 31) / 32;
-    T* o = out + lane;
-    const T* p = slab + lane;
+    const bool two = plan.seg[1].blk >= 0;
+    put(two ? plan.seg[1].blk : plan.seg[0].blk, (two ? plan.seg[1].steps : plan.seg[0].steps) > 0);
+    __syncwarp();  // the slab is complete: coalesced stores of the problem's outputs
+    T* const out = c.out + b * c.out_batch;
+    if (c.out_step == 1) {
+      // output lane + 32 i sits at slab position lane + 36 i: pointer steps only
+      const int n = (c.lout - lane + 31) / 32;
+      T* o = out + lane;
+      const T* p = slab + lane;
 #pragma unroll 4
-    for (int i = 0; i < n; ++i) o[32 * i] = p[36 * i];
-  } else {
-    for (int j = lane; j < c.lout; j += 32) out[j * c.out_step] = slab[pairs_slab_pos(j)];
+      for (int i = 0; i < n; ++i) o[32 * i] = p[36 * i];
+    } else {
+      for (int j = lane; j < c.lout; j += 32) out[j * c.out_step] = slab[pairs_slab_pos(j)];
+    }
+    b += stride;
+    if (b >= c.batch) break;
   }
 }
 
