@@ -55,7 +55,7 @@ void launch_pairs_t(const correlation_view<T>& c, cudaStream_t stream) {
   // many (at most `resident` blocks on each SM)
   const std::int64_t need = (std::int64_t{c.batch} + pairs_tuning::W - 1) / pairs_tuning::W;
   const std::int64_t slots = std::int64_t{pairs_tuning::resident} * sms;
-  const std::int64_t rounds = (need + slots - 1) / slots;
+  const std::int64_t rounds = std::max<std::int64_t>(1, (need + slots - 1) / slots);
   const std::int64_t blocks = (need + rounds - 1) / rounds;
   std::int64_t bytes = y.template bytes<T>();
   if (bytes < one_less && one_less <= pairs_max_smem) bytes = one_less;
