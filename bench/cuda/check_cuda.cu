@@ -37,10 +37,15 @@ int only_variant = -1;         // `variants=NAME`: only that one forced (and no 
 // pointers only; returns without counting when the variant does not support it)
 template <class T>
 void one_as(banded_op op, int m, int n, int inc_a, int inc_b, int inc_out, int batch, bool bcast_b,
-            bool device, std::uint64_t seed, int forced) {
+            bool device, std::uint64_t seed, int forced, int align) {
   const auto len = marg::detail::lengths_of(op, m, n);
-  const std::int64_t sa = len.a * inc_a + 1, sb = bcast_b ? 0 : len.b * inc_b + 2,
-                     so = len.out * inc_out + 3;
+  // batch strides: gaps of 1, 2, 3 elements, or (align > 0) rounded up to a
+  // multiple of align elements (1: back to back)
+  const auto stride = [&](std::int64_t e, int gap) {
+    return align > 0 ? (e + align - 1) / align * align : e + gap;
+  };
+  const std::int64_t sa = stride(len.a * inc_a, 1), sb = bcast_b ? 0 : stride(len.b * inc_b, 2),
+                     so = stride(len.out * inc_out, 3);
   const std::int64_t ea = sa * batch, eb = bcast_b ? len.b * inc_b : sb * batch, eo = so * batch;
   auto ha = marg::bench::random_positive<T>(ea, seed),
        hb = marg::bench::random_positive<T>(eb, seed + 1);
@@ -111,16 +116,17 @@ void one_as(banded_op op, int m, int n, int inc_a, int inc_b, int inc_out, int b
 // through the dispatch, then (`variants`) through every variant forced
 template <class T>
 void one(banded_op op, int m, int n, int inc_a, int inc_b, int inc_out, int batch, bool bcast_b,
-         bool device, std::uint64_t seed) {
+         bool device, std::uint64_t seed, int align = 0) {
   if (only_variant < 0)
-    one_as<T>(op, m, n, inc_a, inc_b, inc_out, batch, bcast_b, device, seed, -1);
+    one_as<T>(op, m, n, inc_a, inc_b, inc_out, batch, bcast_b, device, seed, -1, align);
   if (!forced_variants) return;
   for (const kernel_variant v : marg::detail::cuda::all_variants) {
     // the largest problems only through the variants made for them (time)
     const bool huge = std::int64_t{m} * n * batch > 100000000;
     if (huge && v != kernel_variant::large && v != kernel_variant::mma) continue;
     if (only_variant >= 0 && static_cast<int>(v) != only_variant) continue;
-    one_as<T>(op, m, n, inc_a, inc_b, inc_out, batch, bcast_b, true, seed, static_cast<int>(v));
+    one_as<T>(op, m, n, inc_a, inc_b, inc_out, batch, bcast_b, true, seed, static_cast<int>(v),
+              align);
   }
 }
 
@@ -153,6 +159,16 @@ void sweep(bool quick) {
     one<T>(op, 37, 100, 2, 3, 2, quick ? 70 : 2100, false, true, rng());
     one<T>(op, 200, 9, 1, 1, 1, quick ? 40 : 4099, rng() % 2 == 0, true, rng());
     one<T>(op, 64, 40, 1, 1, 1, quick ? 37 : 1001, false, true, rng());  // x of a group not V-runs
+    // 16-byte batch strides (the tensor-copy staging): back to back (a
+    // gradient's x as one run), rows rounded up to 4 elements (taps of 50: a
+    // double convolution's taps box starts at column -2, a float one would
+    // start inside a 16-byte unit and takes the bulk kernel), part-full
+    // groups; the first with two groups in most blocks (group 1 staged after
+    // group 0)
+    one<T>(op, 64, 64, 1, 1, 1, sizeof(T) == 4 ? 8500 : 4300, false, true, rng(), 1);
+    one<T>(op, 64, 40, 1, 1, 1, quick ? 37 : 1001, false, true, rng(), 1);
+    one<T>(op, 64, 64, 1, 1, 1, quick ? 70 : 4099, false, true, rng(), 4);
+    one<T>(op, 50, 61, 1, 1, 1, quick ? 45 : 2050, false, true, rng(), 4);
     if (!quick) one<T>(op, 65536, 65536, 1, 1, 1, 1, false, true, rng());
   }
 }

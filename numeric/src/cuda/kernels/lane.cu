@@ -1,6 +1,10 @@
 // Lane-per-problem variant of the batched correlation (kernels/lane.cuh):
 // launch, shared-memory opt-in and the dispatch rule.
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 
 #include "../cuda_check.hpp"
@@ -84,6 +88,122 @@ bool launch_bulk_with(const correlation_view<T>& c, const lane_bulk_shape& s, co
   return true;
 }
 
+/// The driver's cuTensorMapEncodeTiled (null when the driver has none).
+PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+  static const PFN_cuTensorMapEncodeTiled_v12000 f = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault,
+                                         &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess) {
+      (void)cudaGetLastError();
+      return PFN_cuTensorMapEncodeTiled_v12000{nullptr};
+    }
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  }();
+  return f;
+}
+
+/// Encodes a tiled tensor map of `rank` (1 or 2) dimensions over T values,
+/// zeros outside the tensor.
+/// @return false when the driver refuses it
+template <class T>
+bool encode_map(CUtensorMap& map, int rank, const T* base, std::uint64_t dim0, std::uint64_t dim1,
+                std::uint64_t stride1, unsigned box0, unsigned box1) {
+  const auto encode = tensor_map_encoder();
+  if (encode == nullptr) return false;
+  const cuuint64_t dims[2] = {dim0, dim1};
+  const cuuint64_t strides[1] = {stride1 * sizeof(T)};
+  const cuuint32_t box[2] = {box0, box1};
+  const cuuint32_t unit[2] = {1, 1};
+  return encode(&map,
+                sizeof(T) == 4 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
+                static_cast<cuuint32_t>(rank), const_cast<T*>(base), dims, strides, box, unit,
+                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+/// Runs `c` on kernel_banded_lane_tma (tensor-copy staging) when its taps
+/// rows and its x rows (or, Run, its x run) can be tensor boxes: unit steps,
+/// 16-byte aligned bases and batch strides, rows of at most 256 staged
+/// elements; every block gets at most two groups with all blocks resident.
+/// @return false when it does not (then kernel_banded_lane_bulk is tried)
+template <class T, bool Rev>
+bool launch_lane_tma(const correlation_view<T>& c, lane_bulk_shape s, const lane_device& d,
+                     cudaStream_t stream) {
+  using C = lane_tuning;
+  constexpr int V = 16 / static_cast<int>(sizeof(T));
+  const bool run = s.run_x;
+  // a box starts at a 16-byte column (H200: illegal instruction otherwise),
+  // so the reversed taps' front padding must be whole 16-byte units
+  if (c.a_batch <= 0 || c.a_batch % V != 0 || !lane_aligned(lane_taps_row(c)) || s.pa > 256 ||
+      s.off_a % V != 0)
+    return false;
+  if (run) {
+    if (std::int64_t{c.batch} * c.lx + lane_box_run > INT_MAX) return false;
+  } else if (c.x_step != 1 || c.x_batch <= 0 || c.x_batch % V != 0 || !lane_aligned(c.x) ||
+             s.px > 256) {
+    return false;
+  }
+  lane_tma_plan pl{};
+  pl.coord_a = -s.off_a;
+  pl.len = s.buffer();
+  if (!run) {
+    // x_0 at X row offset 32 (a 128-byte aligned box destination); the box
+    // starts at x column 0, its zero tail (>= 32 columns) fills the next
+    // row's front and runs 32 elements past the last row
+    pl.shift = 32;
+    s.t_base = c.lead - pl.shift;
+    s.px = lane_pitch<T>((c.lead + c.lx + C::R + 3 - s.t_base + C::G - 1) / C::G * C::G);
+    if (s.px > 256) return false;
+    pl.len = s.buffer() + pl.shift;
+    // group 0's copies first: H200, float convolve 16384 x 64 9.3 -> 9.0 us
+    // (the gradients' run path measured 9.1 -> 9.4 with it: not there)
+    pl.stagger = true;
+  }
+  pl.coord_x = run ? C::P * c.lx : 0;
+  pl.nbox = run ? (C::P * c.lx + lane_box_run - 1) / lane_box_run : 0;
+  if (run && pl.nbox * lane_box_run > C::P * s.px) return false;
+  pl.bytes = static_cast<unsigned>(
+      (std::int64_t{C::P} * s.pa + (run ? std::int64_t{pl.nbox} * lane_box_run : C::P * s.px)) *
+      sizeof(T));
+  const std::int64_t bytes = 128 + 2 * (std::int64_t{pl.len} + std::int64_t{C::P} * s.po) *
+                                       static_cast<std::int64_t>(sizeof(T));
+  if (bytes > d.max_smem) return false;
+  CUtensorMap ma{}, mx{};
+  if (!encode_map(ma, 2, lane_taps_row(c), static_cast<std::uint64_t>(c.la),
+                  static_cast<std::uint64_t>(c.batch), static_cast<std::uint64_t>(c.a_batch),
+                  static_cast<unsigned>(s.pa), C::P))
+    return false;
+  if (run ? !encode_map(mx, 1, c.x, std::uint64_t{static_cast<std::uint64_t>(c.batch)} * c.lx, 1, 0,
+                        lane_box_run, 1)
+          : !encode_map(mx, 2, c.x, static_cast<std::uint64_t>(c.lx),
+                        static_cast<std::uint64_t>(c.batch), static_cast<std::uint64_t>(c.x_batch),
+                        static_cast<unsigned>(s.px), C::P))
+    return false;
+  constexpr auto kernel = kernel_banded_lane_tma<T, Rev, false>;
+  constexpr auto kernel_run = kernel_banded_lane_tma<T, false, true>;
+  constexpr int threads = lane_bulk_tuning::threads;
+  const int per_sm = run ? blocks_per_sm_of<kernel_run>(d, bytes, threads)
+                         : blocks_per_sm_of<kernel>(d, bytes, threads);
+  const std::int64_t slots = multiprocessors() * std::int64_t{per_sm};
+  const std::int64_t per_block = slots > 0 ? (s.groups + slots - 1) / slots : 3;
+  if (per_block > 2) return false;
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(static_cast<unsigned>((s.groups + per_block - 1) / per_block));
+  cfg.blockDim = dim3(threads);
+  cfg.dynamicSmemBytes = static_cast<std::size_t>(bytes);
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  MARG_CUDA_TRY(cudaLaunchKernelEx(&cfg, run ? kernel_run : kernel, c, s, pl, ma, mx));
+  MARG_CHECK_LAUNCH(stream);
+  return true;
+}
+
 /// The kernel of kernels/lane_bulk.cuh when every block gets at most two
 /// groups with all blocks resident at once (no stage refills). H200, bench_cuda
 /// against the cp.async kernel, µs: float convolve 16384 x 64 (two groups per
@@ -101,6 +221,11 @@ bool launch_bulk_with(const correlation_view<T>& c, const lane_bulk_shape& s, co
 /// grad_q 16384 x 64 element copies 11.5 against 11.5, run_x 9.3 against
 /// 11.6 (forward 10.0 on that machine); with 2 blocks (grad_q 8192 x 128 x
 /// 32) run_x float 8.8 against 8.4, double 10.9 against 13.4.
+/// Where the operands allow tensor copies, kernel_banded_lane_tma runs
+/// instead (launch_lane_tma; H200, bench_cuda, µs, against this kernel:
+/// float convolve 16384 x 64 8.9 against 9.3, grad_p / grad_q 8.9 against
+/// 9.3, 8192 x 128 x 32 float convolve 7.0 against 7.3, double grad_q 10.6
+/// against 10.9).
 /// @return false when it does not run `c` (then the cp.async kernel does)
 template <class T, bool Rev>
 bool launch_lane_bulk(const correlation_view<T>& c, const lane_device& d, cudaStream_t stream) {
@@ -109,6 +234,7 @@ bool launch_lane_bulk(const correlation_view<T>& c, const lane_device& d, cudaSt
   if (c.la <= 0 || c.lx <= 0 || bytes > d.max_smem) return false;
   const bool vec = s.vec_a && (s.vec_x || (s.run_x && sizeof(T) == 8));
   if (!vec && 2 * s.nblk < lane_bulk_tuning::W) return false;
+  if (launch_lane_tma<T, Rev>(c, s, d, stream)) return true;
   // run_x implies forward taps (a_step > 0)
   if constexpr (!Rev)
     if (s.run_x) return launch_bulk_with<kernel_banded_lane_bulk<T, false, true>>(c, s, d, stream);

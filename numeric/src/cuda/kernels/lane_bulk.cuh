@@ -22,6 +22,7 @@
 // Not installed.
 #pragma once
 
+#include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -332,6 +333,52 @@ __device__ __forceinline__ lane_out lane_out_of(const correlation_view<T>& c,
   return lane_out::elements;
 }
 
+/// The copy warp's part of group g's output: one bulk store of the slab,
+/// or one per row (lane p: row p), waits until the store has read the slab,
+/// then frees it (`freed`).
+template <class T>
+__device__ __forceinline__ void lane_store_group(const correlation_view<T>& c,
+                                                 const lane_bulk_shape& s, std::int64_t g,
+                                                 const T* slab, int lane, std::uint64_t* freed) {
+  using C = lane_tuning;
+  const lane_out how = lane_out_of(c, s, g);
+  if (how == lane_out::slab && lane == 0) {
+    lane_bulk_store(c.out + g * C::P * c.lout, slab,
+                    static_cast<unsigned>(C::P * c.lout * sizeof(T)));
+    lane_bulk_wait_read<0>();
+  } else if (how == lane_out::rows && g * C::P + lane < c.batch) {
+    // lane p stores row p
+    lane_bulk_store(c.out + (g * C::P + lane) * c.out_batch, slab + lane * s.po,
+                    static_cast<unsigned>(c.lout * sizeof(T)));
+    lane_bulk_wait_read<0>();
+  }
+  __syncwarp();
+  if (lane == 0) lane_bar_arrive(freed);
+}
+
+/// The compute warps' end of group g: element stores from the slab where
+/// no bulk store fits (a part-full group, strided outputs), after a barrier
+/// of theirs (the next writes of this slab come after the next group's
+/// barrier), then one arrival per warp on `done`.
+template <class T>
+__device__ __forceinline__ void lane_finish_group(const correlation_view<T>& c,
+                                                  const lane_bulk_shape& s, std::int64_t g,
+                                                  const T* slab, int lane, std::uint64_t* done) {
+  using C = lane_tuning;
+  constexpr int W = lane_bulk_tuning::W;
+  if (lane_out_of(c, s, g) == lane_out::elements) {
+    asm volatile("bar.sync 1, %0;\n" ::"n"(W * 32) : "memory");
+    const int live = static_cast<int>(dmin(std::int64_t{C::P}, c.batch - g * C::P));
+    for (int e = threadIdx.x; e < live * c.lout; e += W * 32) {
+      const int p = e / c.lout, j = e - p * c.lout;
+      c.out[(g * C::P + p) * c.out_batch + j * c.out_step] = slab[p * s.po + j];
+    }
+  }
+  lane_fence_async();
+  __syncwarp();
+  if (lane == 0) lane_bar_arrive(done);
+}
+
 /// The kernel: block blk computes groups blk, blk + gridDim.x, ... through
 /// two stages (staging buffer and output slab), with W compute warps and one
 /// copy warp (the last). All threads stage the first two groups (full[st]:
@@ -398,20 +445,7 @@ __global__ void __launch_bounds__(lane_bulk_tuning::threads, sizeof(T) == 4 ? 2 
         lane_vec_stage<Run>(c, s, g + S * std::int64_t{gridDim.x}, stages + st * len, full + st,
                             lane, 32);
       }
-      const lane_out how = lane_out_of(c, s, g);
-      if (how == lane_out::slab && lane == 0) {
-        lane_bulk_store(c.out + g * C::P * c.lout, slabs + st * (C::P * s.po),
-                        static_cast<unsigned>(C::P * c.lout * sizeof(T)));
-        lane_bulk_wait_read<0>();
-      } else if (how == lane_out::rows && g * C::P + lane < c.batch) {
-        // lane p stores row p
-        lane_bulk_store(c.out + (g * C::P + lane) * c.out_batch,
-                        slabs + st * (C::P * s.po) + lane * s.po,
-                        static_cast<unsigned>(c.lout * sizeof(T)));
-        lane_bulk_wait_read<0>();
-      }
-      __syncwarp();
-      if (lane == 0) lane_bar_arrive(freed + st);
+      lane_store_group(c, s, g, slabs + st * (C::P * s.po), lane, freed + st);
     }
     return;
   }
@@ -431,22 +465,155 @@ __global__ void __launch_bounds__(lane_bulk_tuning::threads, sizeof(T) == 4 ? 2 
                                     : lane * s.px);
     for (int blk = (i & 1) ? W - 1 - warp : warp; blk < s.nblk; blk += W)
       lane_bulk_block<T, Rev, Run>(c, s, ta, tx, to, s.js + blk * C::R);
-    const std::int64_t g = g0 + i * std::int64_t{gridDim.x};
-    if (lane_out_of(c, s, g) == lane_out::elements) {
-      // element stores by the compute warps (a part-full group, strided
-      // outputs) after a barrier of theirs; the next writes of this slab
-      // come after the next group's barrier
-      asm volatile("bar.sync 1, %0;\n" ::"n"(W * 32) : "memory");
-      const T* slab = slabs + st * (C::P * s.po);
-      const int live = static_cast<int>(dmin(std::int64_t{C::P}, c.batch - g * C::P));
-      for (int e = threadIdx.x; e < live * c.lout; e += W * 32) {
-        const int p = e / c.lout, j = e - p * c.lout;
-        c.out[(g * C::P + p) * c.out_batch + j * c.out_step] = slab[p * s.po + j];
-      }
+    lane_finish_group(c, s, g0 + i * std::int64_t{gridDim.x}, slabs + st * (C::P * s.po), lane,
+                      done + st);
+  }
+}
+
+/// Tensor-copy staging of the bulk lane kernel (kernel_banded_lane_tma):
+/// which copies stage a group, fixed on the host.
+struct lane_tma_plan {
+  int coord_a;     ///< first tap column of a taps box (-off_a: zeros in front)
+  int coord_x;     ///< first x column of an X box (0); Run: P lx, a group's run
+  int nbox;        ///< Run: 1-d boxes of box_run elements per group's x run
+  unsigned bytes;  ///< bytes a group's copies deliver (the stage's transaction count)
+  int shift;  ///< X row offset the X box is written from (its zero tail fills the next row's front)
+  int len;    ///< elements of one stage (the X box's tail past the last row included)
+  bool stagger;  ///< group 1's copies issued once group 0's landed
+};
+
+/// 1-d box of a group's x run (elements; a tensor box dimension is at most 256).
+inline constexpr int lane_box_run = 256;
+
+/// Starts a tensor copy of the 2-d box at (x0, x1) of `map` into shared dst,
+/// counted on `bar` (bytes of the whole box, zero-filled parts included).
+__device__ __forceinline__ void lane_tma_2d(void* dst, const CUtensorMap* map, int x0, int x1,
+                                            std::uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(lane_smem_addr(dst)),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(x0), "r"(x1), "r"(lane_smem_addr(bar))
+      : "memory");
+}
+
+/// Starts a tensor copy of the 1-d box at x0 of `map` into shared dst.
+__device__ __forceinline__ void lane_tma_1d(void* dst, const CUtensorMap* map, int x0,
+                                            std::uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2}], [%3];\n" ::"r"(lane_smem_addr(dst)),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(x0), "r"(lane_smem_addr(bar))
+      : "memory");
+}
+
+/// Arrives on `bar` expecting `bytes` more of transactions this phase.
+__device__ __forceinline__ void lane_bar_expect(std::uint64_t* bar, unsigned bytes) {
+  asm volatile(
+      "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(lane_smem_addr(bar)),
+      "r"(bytes)
+      : "memory");
+}
+
+/// Issues the tensor copies of group g into `buf` (one thread): the taps
+/// box (P rows of pa, zeros around the taps and past the batch) and the X
+/// box (P rows of px) or, Run, the group's x run in 1-d boxes.
+template <bool Run, class T>
+__device__ __forceinline__ void lane_tma_stage(const lane_bulk_shape& s, const lane_tma_plan& pl,
+                                               const CUtensorMap* ma, const CUtensorMap* mx,
+                                               std::int64_t g, T* buf, std::uint64_t* bar) {
+  using C = lane_tuning;
+  lane_bar_expect(bar, pl.bytes);
+  lane_tma_2d(buf, ma, pl.coord_a, static_cast<int>(g * C::P), bar);
+  T* const xr = buf + C::P * s.pa;
+  if constexpr (Run) {
+    const int e0 = static_cast<int>(g) * pl.coord_x;  // the group's run: P lx elements
+    for (int k = 0; k < pl.nbox; ++k)
+      lane_tma_1d(xr + k * lane_box_run, mx, e0 + k * lane_box_run, bar);
+  } else {
+    lane_tma_2d(xr + pl.shift, mx, pl.coord_x, static_cast<int>(g * C::P), bar);
+  }
+}
+
+/// The bulk lane kernel with tensor-copy staging (TMA): as
+/// kernel_banded_lane_bulk, but the copy warp's first lane stages every
+/// group with two tensor copies (Run: the taps box and the x run's 1-d
+/// boxes), their zero padding filled by the copies themselves (no zeroing,
+/// no per-thread copy loops: those and the shape's set-up by every warp were
+/// 31 % of the forward's instructions at 16384 x 64), and the shape comes
+/// from the host. full[st] counts the copies' bytes. The X box starts at x
+/// column 0 and is written from row offset pl.shift (a 128-byte aligned
+/// destination): its zero tail fills the next row's front, row 0's front is
+/// zeroed once (a box from column t_base - lead, zeros in front, measured
+/// 0.5 us slower back to back). Taken for 16-byte aligned operand rows
+/// (launch_lane_tma).
+template <class T, bool Rev, bool Run>
+__global__ void __launch_bounds__(lane_bulk_tuning::threads, sizeof(T) == 4 ? 2 : 1)
+    kernel_banded_lane_tma(const correlation_view<T> c, const lane_bulk_shape s,
+                           const lane_tma_plan pl, const __grid_constant__ CUtensorMap ma,
+                           const __grid_constant__ CUtensorMap mx) {
+  using C = lane_tuning;
+  constexpr int W = lane_bulk_tuning::W;
+  constexpr int S = 2;
+  extern __shared__ __align__(128) unsigned char lane_smem[];
+  auto* const full = reinterpret_cast<std::uint64_t*>(lane_smem);
+  std::uint64_t* const done = full + S;
+  std::uint64_t* const freed = full + 2 * S;
+  T* const stages = reinterpret_cast<T*>(lane_smem + 128);  // tensor copies: 128-byte aligned
+  const std::int64_t g0 = blockIdx.x;
+  if (g0 >= s.groups) return;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int len = pl.len;
+  T* const slabs = stages + S * len;
+  const int n_local = static_cast<int>((s.groups - 1 - g0) / gridDim.x + 1);
+  // the front of X row 0, which no box covers
+  if (threadIdx.x < S * pl.shift)
+    stages[threadIdx.x / pl.shift * len + C::P * s.pa + threadIdx.x % pl.shift] = T(0);
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < S; ++i) {
+      lane_bar_init(full + i);
+      lane_bar_init_count(done + i, W);
+      lane_bar_init(freed + i);
     }
-    lane_fence_async();
-    __syncwarp();
-    if (lane == 0) lane_bar_arrive(done + st);
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  if (threadIdx.x == 32 * W) {
+    // the descriptors' fetch overlaps the previous kernel's tail
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<std::uint64_t>(&ma))
+                 : "memory");
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<std::uint64_t>(&mx))
+                 : "memory");
+  }
+  await_previous_kernel();
+  __syncthreads();
+  if (warp == W) {
+    if (lane == 0)
+      for (int i = 0; i < S && i < n_local; ++i) {
+        if (i > 0 && pl.stagger) lane_bar_wait(full, 0);  // group 0 first on the DRAM
+        lane_tma_stage<Run>(s, pl, &ma, &mx, g0 + i * std::int64_t{gridDim.x}, stages + i * len,
+                            full + i);
+      }
+    for (int i = 0; i < n_local; ++i) {
+      const std::int64_t g = g0 + i * std::int64_t{gridDim.x};
+      const int st = i % S;
+      lane_bar_wait(done + st, static_cast<unsigned>((i / S) & 1));  // stage read, slab written
+      if (i + S < n_local && lane == 0)
+        lane_tma_stage<Run>(s, pl, &ma, &mx, g + S * std::int64_t{gridDim.x}, stages + st * len,
+                            full + st);
+      lane_store_group(c, s, g, slabs + st * (C::P * s.po), lane, freed + st);
+    }
+    return;
+  }
+  for (int i = 0; i < n_local; ++i) {
+    const int st = i % S;
+    T* const to = slabs + st * (C::P * s.po) + lane * s.po;
+    lane_bar_wait(full + st, static_cast<unsigned>((i / S) & 1));
+    if (i >= S) lane_bar_wait(freed + st, static_cast<unsigned>((i / S - 1) & 1));
+    const T* ta = stages + st * len + lane * s.pa;
+    const T* tx = stages + st * len + C::P * s.pa + (Run ? lane * c.lx : lane * s.px);
+    for (int blk = (i & 1) ? W - 1 - warp : warp; blk < s.nblk; blk += W)
+      lane_bulk_block<T, Rev, Run>(c, s, ta, tx, to, s.js + blk * C::R);
+    lane_finish_group(c, s, g0 + i * std::int64_t{gridDim.x}, slabs + st * (C::P * s.po), lane,
+                      done + st);
   }
 }
 
