@@ -10,8 +10,8 @@ void throw_invalid_argument(const char* file, int line, const char* condition,
   // the file name only: a build's absolute paths mean nothing to a user
   const char* slash = std::strrchr(file, '/');
   std::ostringstream s;
-  s << message << " [" << (slash != nullptr ? slash + 1 : file) << ':' << line << ": "
-    << condition << ']';
+  s << message << " [" << (slash != nullptr ? slash + 1 : file) << ':' << line << ": " << condition
+    << ']';
   throw marg::invalid_argument(s.str());
 }
 
