@@ -13,9 +13,9 @@ MARG_JOBS=${MARG_JOBS:-2}
 # Debian packages the build needs; installed only when missing
 # (doxygen and graphviz: the API reference, checked by scripts/test; fftw: the
 # accuracy comparison in bench/accuracy; pkg-config: the consumer tests;
-# clang and its runtimes: the libFuzzer targets)
+# clang and its runtimes: the libFuzzer targets; clang-format: the format test)
 MARG_PACKAGES=(cmake make g++ libeigen3-dev libjemalloc-dev catch2 libbenchmark-dev
-  doxygen graphviz libfftw3-dev pkg-config clang libclang-rt-14-dev)
+  doxygen graphviz libfftw3-dev pkg-config clang libclang-rt-14-dev clang-format)
 
 marg_install_packages() {
   if ! command -v dpkg-query >/dev/null; then
