@@ -123,10 +123,44 @@ bool encode_map(CUtensorMap& map, int rank, const T* base, std::uint64_t dim0, s
                 CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
+/// Launches `Kernel` (kernel_banded_lane_tma with `teams` teams of compute
+/// warps and `stages` stages) when its stages fit and every block gets at
+/// most `stages` groups with all blocks resident.
+/// @return false when it does not
+template <auto Kernel, class T>
+bool launch_tma_with(const correlation_view<T>& c, const lane_bulk_shape& s,
+                     const lane_tma_plan& pl, const CUtensorMap& ma, const CUtensorMap& mx,
+                     const lane_device& d, int teams, int stages, cudaStream_t stream) {
+  using C = lane_tuning;
+  const std::int64_t bytes = (24 * stages + 127) / 128 * 128 +
+                             stages * (std::int64_t{pl.len} + std::int64_t{C::P} * s.po) *
+                                 static_cast<std::int64_t>(sizeof(T));
+  if (bytes > d.max_smem) return false;
+  const int threads = 32 * lane_bulk_tuning::W * teams + 32;
+  const std::int64_t slots =
+      multiprocessors() * std::int64_t{blocks_per_sm_of<Kernel>(d, bytes, threads)};
+  const std::int64_t per_block = slots > 0 ? (s.groups + slots - 1) / slots : stages + 1;
+  if (per_block > stages) return false;
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(static_cast<unsigned>((s.groups + per_block - 1) / per_block));
+  cfg.blockDim = dim3(threads);
+  cfg.dynamicSmemBytes = static_cast<std::size_t>(bytes);
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  MARG_CUDA_TRY(cudaLaunchKernelEx(&cfg, Kernel, c, s, pl, ma, mx));
+  MARG_CHECK_LAUNCH(stream);
+  return true;
+}
+
 /// Runs `c` on kernel_banded_lane_tma (tensor-copy staging) when its taps
 /// rows and its x rows (or, Run, its x run) can be tensor boxes: unit steps,
 /// 16-byte aligned bases and batch strides, rows of at most 256 staged
-/// elements; every block gets at most two groups with all blocks resident.
+/// elements; every block gets at most two groups (one block per SM of 2
+/// teams: four) with all blocks resident.
 /// @return false when it does not (then kernel_banded_lane_bulk is tried)
 template <class T, bool Rev>
 bool launch_lane_tma(const correlation_view<T>& c, lane_bulk_shape s, const lane_device& d,
@@ -159,7 +193,7 @@ bool launch_lane_tma(const correlation_view<T>& c, lane_bulk_shape s, const lane
     pl.len = s.buffer() + pl.shift;
     // group 0's copies first: H200, float convolve 16384 x 64 9.3 -> 9.0 us
     // (the gradients' run path measured 9.1 -> 9.4 with it: not there)
-    pl.stagger = true;
+    pl.stagger = 1;
   }
   pl.coord_x = run ? C::P * c.lx : 0;
   pl.nbox = run ? (C::P * c.lx + lane_box_run - 1) / lane_box_run : 0;
@@ -167,9 +201,15 @@ bool launch_lane_tma(const correlation_view<T>& c, lane_bulk_shape s, const lane
   pl.bytes = static_cast<unsigned>(
       (std::int64_t{C::P} * s.pa + (run ? std::int64_t{pl.nbox} * lane_box_run : C::P * s.px)) *
       sizeof(T));
-  const std::int64_t bytes = 128 + 2 * (std::int64_t{pl.len} + std::int64_t{C::P} * s.po) *
-                                       static_cast<std::int64_t>(sizeof(T));
-  if (bytes > d.max_smem) return false;
+  // Teams 2 (one block per SM, 2 teams of compute warps, up to 4 groups):
+  // a float gradient's run path, all groups at once (H200, grad_p / grad_q
+  // 16384 x 64 8.9 -> 8.7 us, graph20 grad_p 8.33 -> 7.90), and a float
+  // forward of at most 2 groups per SM, group 1 once group 0 landed (8192 x
+  // 128 x 32 7.1 -> 6.8: at Teams 1 both blocks of an SM load at once). A
+  // forward of 4 groups per SM stays on Teams 1: one block per SM measured
+  // 0.5-1.4 us slower in every order (bench/notes/lane.md, round 9)
+  int teams = sizeof(T) == 4 && (run || s.groups <= 2 * multiprocessors()) ? 2 : 1;
+  if (!run && teams == 2) pl.stagger = 1;
   CUtensorMap ma{}, mx{};
   if (!encode_map(ma, 2, lane_taps_row(c), static_cast<std::uint64_t>(c.la),
                   static_cast<std::uint64_t>(c.batch), static_cast<std::uint64_t>(c.a_batch),
@@ -181,27 +221,17 @@ bool launch_lane_tma(const correlation_view<T>& c, lane_bulk_shape s, const lane
                         static_cast<std::uint64_t>(c.batch), static_cast<std::uint64_t>(c.x_batch),
                         static_cast<unsigned>(s.px), C::P))
     return false;
-  constexpr auto kernel = kernel_banded_lane_tma<T, Rev, false>;
-  constexpr auto kernel_run = kernel_banded_lane_tma<T, false, true>;
-  constexpr int threads = lane_bulk_tuning::threads;
-  const int per_sm = run ? blocks_per_sm_of<kernel_run>(d, bytes, threads)
-                         : blocks_per_sm_of<kernel>(d, bytes, threads);
-  const std::int64_t slots = multiprocessors() * std::int64_t{per_sm};
-  const std::int64_t per_block = slots > 0 ? (s.groups + slots - 1) / slots : 3;
-  if (per_block > 2) return false;
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(static_cast<unsigned>((s.groups + per_block - 1) / per_block));
-  cfg.blockDim = dim3(threads);
-  cfg.dynamicSmemBytes = static_cast<std::size_t>(bytes);
-  cfg.stream = stream;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
-  MARG_CUDA_TRY(cudaLaunchKernelEx(&cfg, run ? kernel_run : kernel, c, s, pl, ma, mx));
-  MARG_CHECK_LAUNCH(stream);
-  return true;
+  // (Teams 2 float only: its double instances spill and were not measured)
+  if constexpr (sizeof(T) == 4)
+    if (teams == 2 && (run ? launch_tma_with<kernel_banded_lane_tma<T, false, true, 2, 4>>(
+                                 c, s, pl, ma, mx, d, 2, 4, stream)
+                           : launch_tma_with<kernel_banded_lane_tma<T, Rev, false, 2, 4>>(
+                                 c, s, pl, ma, mx, d, 2, 4, stream)))
+      return true;
+  return run ? launch_tma_with<kernel_banded_lane_tma<T, false, true>>(c, s, pl, ma, mx, d, 1, 2,
+                                                                       stream)
+             : launch_tma_with<kernel_banded_lane_tma<T, Rev, false>>(c, s, pl, ma, mx, d, 1, 2,
+                                                                      stream);
 }
 
 /// The kernel of kernels/lane_bulk.cuh when every block gets at most two

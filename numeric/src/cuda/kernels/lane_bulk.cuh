@@ -363,13 +363,15 @@ __device__ __forceinline__ void lane_store_group(const correlation_view<T>& c,
 template <class T>
 __device__ __forceinline__ void lane_finish_group(const correlation_view<T>& c,
                                                   const lane_bulk_shape& s, std::int64_t g,
-                                                  const T* slab, int lane, std::uint64_t* done) {
+                                                  const T* slab, int lane, std::uint64_t* done,
+                                                  int team = 0) {
   using C = lane_tuning;
   constexpr int W = lane_bulk_tuning::W;
   if (lane_out_of(c, s, g) == lane_out::elements) {
-    asm volatile("bar.sync 1, %0;\n" ::"n"(W * 32) : "memory");
+    // the team's W warps (named barrier 1 + team)
+    asm volatile("bar.sync %0, %1;\n" ::"r"(1 + team), "n"(W * 32) : "memory");
     const int live = static_cast<int>(dmin(std::int64_t{C::P}, c.batch - g * C::P));
-    for (int e = threadIdx.x; e < live * c.lout; e += W * 32) {
+    for (int e = static_cast<int>(threadIdx.x) - team * W * 32; e < live * c.lout; e += W * 32) {
       const int p = e / c.lout, j = e - p * c.lout;
       c.out[(g * C::P + p) * c.out_batch + j * c.out_step] = slab[p * s.po + j];
     }
@@ -479,7 +481,10 @@ struct lane_tma_plan {
   unsigned bytes;  ///< bytes a group's copies deliver (the stage's transaction count)
   int shift;  ///< X row offset the X box is written from (its zero tail fills the next row's front)
   int len;    ///< elements of one stage (the X box's tail past the last row included)
-  bool stagger;  ///< group 1's copies issued once group 0's landed
+  /// order of a block's first copies: 0 all at once; 1 groups 1, 2, ...
+  /// once group 0's landed; 2 each group once the one before landed; 3
+  /// groups 0 and 1 at once, group i + 2 once group i landed
+  int stagger;
 };
 
 /// 1-d box of a group's x run (elements; a tensor box dimension is at most 256).
@@ -546,19 +551,28 @@ __device__ __forceinline__ void lane_tma_stage(const lane_bulk_shape& s, const l
 /// zeroed once (a box from column t_base - lead, zeros in front, measured
 /// 0.5 us slower back to back). Taken for 16-byte aligned operand rows
 /// (launch_lane_tma).
-template <class T, bool Rev, bool Run>
-__global__ void __launch_bounds__(lane_bulk_tuning::threads, sizeof(T) == 4 ? 2 : 1)
+/// Teams: teams of W compute warps, team h computing the block's groups h,
+/// h + Teams, ... (Teams = 2, S = 4: one block per SM with up to 4 groups
+/// staged in the order pl.stagger gives, instead of 2 blocks of 2 groups
+/// each: H200, faster for a gradient's run path and for 2 groups per SM,
+/// slower for a forward of 4 groups per SM, see launch_lane_tma); S: stages
+/// (a block of at most S groups never refills one).
+template <class T, bool Rev, bool Run, int Teams = 1, int S = 2>
+__global__ void __launch_bounds__(32 * lane_bulk_tuning::W * Teams + 32,
+                                  sizeof(T) == 4 && Teams == 1 ? 2 : 1)
     kernel_banded_lane_tma(const correlation_view<T> c, const lane_bulk_shape s,
                            const lane_tma_plan pl, const __grid_constant__ CUtensorMap ma,
                            const __grid_constant__ CUtensorMap mx) {
   using C = lane_tuning;
   constexpr int W = lane_bulk_tuning::W;
-  constexpr int S = 2;
+  static_assert(S % Teams == 0, "a stage belongs to one team");
   extern __shared__ __align__(128) unsigned char lane_smem[];
   auto* const full = reinterpret_cast<std::uint64_t*>(lane_smem);
   std::uint64_t* const done = full + S;
   std::uint64_t* const freed = full + 2 * S;
-  T* const stages = reinterpret_cast<T*>(lane_smem + 128);  // tensor copies: 128-byte aligned
+  // tensor copies: 128-byte aligned destinations (3 S barriers before them)
+  constexpr int head = (24 * S + 127) / 128 * 128;
+  T* const stages = reinterpret_cast<T*>(lane_smem + head);
   const std::int64_t g0 = blockIdx.x;
   if (g0 >= s.groups) return;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -576,7 +590,7 @@ __global__ void __launch_bounds__(lane_bulk_tuning::threads, sizeof(T) == 4 ? 2 
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
-  if (threadIdx.x == 32 * W) {
+  if (threadIdx.x == 32 * W * Teams) {
     // the descriptors' fetch overlaps the previous kernel's tail
     asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<std::uint64_t>(&ma))
                  : "memory");
@@ -585,10 +599,12 @@ __global__ void __launch_bounds__(lane_bulk_tuning::threads, sizeof(T) == 4 ? 2 
   }
   await_previous_kernel();
   __syncthreads();
-  if (warp == W) {
+  if (warp == W * Teams) {
     if (lane == 0)
       for (int i = 0; i < S && i < n_local; ++i) {
-        if (i > 0 && pl.stagger) lane_bar_wait(full, 0);  // group 0 first on the DRAM
+        // group 0 (or each group in turn) first on the DRAM
+        if (pl.stagger > 0 && i >= (pl.stagger == 3 ? 2 : 1))
+          lane_bar_wait(full + (pl.stagger == 1 ? 0 : pl.stagger == 2 ? i - 1 : i - 2), 0);
         lane_tma_stage<Run>(s, pl, &ma, &mx, g0 + i * std::int64_t{gridDim.x}, stages + i * len,
                             full + i);
       }
@@ -603,17 +619,18 @@ __global__ void __launch_bounds__(lane_bulk_tuning::threads, sizeof(T) == 4 ? 2 
     }
     return;
   }
-  for (int i = 0; i < n_local; ++i) {
+  const int team = warp / W, wt = warp % W;
+  for (int i = team; i < n_local; i += Teams) {
     const int st = i % S;
     T* const to = slabs + st * (C::P * s.po) + lane * s.po;
     lane_bar_wait(full + st, static_cast<unsigned>((i / S) & 1));
     if (i >= S) lane_bar_wait(freed + st, static_cast<unsigned>((i / S - 1) & 1));
     const T* ta = stages + st * len + lane * s.pa;
     const T* tx = stages + st * len + C::P * s.pa + (Run ? lane * c.lx : lane * s.px);
-    for (int blk = (i & 1) ? W - 1 - warp : warp; blk < s.nblk; blk += W)
+    for (int blk = ((i / Teams) & 1) ? W - 1 - wt : wt; blk < s.nblk; blk += W)
       lane_bulk_block<T, Rev, Run>(c, s, ta, tx, to, s.js + blk * C::R);
     lane_finish_group(c, s, g0 + i * std::int64_t{gridDim.x}, slabs + st * (C::P * s.po), lane,
-                      done + st);
+                      done + st, team);
   }
 }
 
