@@ -52,11 +52,13 @@ void launch_pairs_t(const correlation_view<T>& c, cudaStream_t stream) {
   }
   const pairs_layout y = pairs_layout_host(c);
   // rounds of problems per warp, then as few blocks as give every warp that
-  // many (at most `resident` blocks on each SM)
+  // many (at most `resident` blocks on each SM), where the batch fills the
+  // rounds (pairs_tuning::full_pct); else a block per W problems
   const std::int64_t need = (std::int64_t{c.batch} + pairs_tuning::W - 1) / pairs_tuning::W;
   const std::int64_t slots = std::int64_t{pairs_tuning::resident} * sms;
   const std::int64_t rounds = std::max<std::int64_t>(1, (need + slots - 1) / slots);
-  const std::int64_t blocks = (need + rounds - 1) / rounds;
+  const bool full = 100 * need >= pairs_tuning::full_pct * rounds * slots;
+  const std::int64_t blocks = full ? (need + rounds - 1) / rounds : need;
   std::int64_t bytes = y.template bytes<T>();
   if (bytes < one_less && one_less <= pairs_max_smem) bytes = one_less;
   // early start (as launch_with): the kernel waits for the previous one

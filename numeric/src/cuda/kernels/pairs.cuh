@@ -28,11 +28,13 @@
 // touches into its own rows with cp.async (zeros outside the operands), then
 // only a warp barrier; W warps per block (the resident warps of other blocks
 // overlap the copies). A lane's sums go to the warp's output slab in shared
-// memory; the warp writes the problem's outputs at the end, coalesced. The
-// grid is sized for pairs_tuning::resident blocks per SM and each warp runs
-// problems w, w + W gridDim.x, ... in turn (every SM keeps its warps to the
-// end instead of a thin last wave; the plan serves every problem). Not
-// installed.
+// memory; the warp writes the problem's outputs at the end, coalesced. Each
+// warp runs problems w, w + W gridDim.x, ... in turn (the plan serves every
+// problem): where the batch fills whole rounds of pairs_tuning::resident
+// blocks per SM (nearly) the grid is one round (every SM keeps its warps
+// to the end instead of a thin last wave), else one problem per warp (the
+// block scheduler runs a partial last wave faster than whole rounds).
+// Not installed.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -75,6 +77,15 @@ struct pairs_tuning {
   /// runs problems w, w + stride, ... so that all rounds run with the same
   /// warps (a grid of 1.55 waves ran its last third with ~11 warps per SM)
   static constexpr int resident = 4;
+  /// the persistent grid (rounds of problems per warp) only where the batch
+  /// fills at least full_pct % of its rounds, else one problem per warp
+  /// (about 31 us per wave of 4 blocks per SM against 28.5 per whole round).
+  /// Measured, H200, float convolve 512/512 (us, persistent / one per
+  /// warp): 3000 (71 % of 2 rounds) 52.7-53.3 / 45.5-47.0; 5000 (79 % of 3)
+  /// 83.7-84.8 / 72.4-72.6; 4000 (95 % of 2) 57.2-57.5 / 57.8-58.5; 6000
+  /// (95 % of 3) 84.0-84.4 / 88.5-89.5; 4096 (97 %) 57.7-58.2 / 58.2-58.7
+  /// (bench/notes/pairs.md round 7)
+  static constexpr int full_pct = 90;
 };
 
 /// Element offset of chunk c (G values) in a skewed row: one pad chunk after
@@ -287,10 +298,8 @@ __global__ void __launch_bounds__(pairs_tuning::threads, pairs_tuning::min_block
   using C = pairs_tuning;
   constexpr int G = C::G, U = C::U, R = C::R, P = C::pass;
   extern __shared__ __align__(16) unsigned char pairs_smem[];
-  await_previous_kernel();  // launched with early start (launch_pairs)
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const std::int64_t b0 = std::int64_t{blockIdx.x} * C::W + warp;
-  if (b0 >= c.batch) return;  // no block-wide barrier below
   const pairs_base s = pairs_base_of(c);
   T* const reg = reinterpret_cast<T*>(pairs_smem) + warp * y.region;
   T* const slab = reinterpret_cast<T*>(pairs_smem) + C::W * y.region + warp * y.slab;
@@ -303,7 +312,10 @@ __global__ void __launch_bounds__(pairs_tuning::threads, pairs_tuning::min_block
                     c.lead - s.t_base + c.lx);
     async_commit();
   };
-  const pairs_plan plan = pairs_plan_of(c, s, lane);  // while the copies fly
+  // the plan and the second segment's offsets depend on the shape only:
+  // computed before the wait, beside the previous kernel's last blocks
+  // (early start: launch_pairs)
+  const pairs_plan plan = pairs_plan_of(c, s, lane);
   const int trips = y.trips;
 
   T acc[R];
@@ -333,6 +345,8 @@ __global__ void __launch_bounds__(pairs_tuning::threads, pairs_tuning::min_block
   int nq[U - 1], na[4], nx[4], nb;
   const int sp = plan.seg[1].blk >= 0 ? plan.len0 / C::half : INT_MAX;  // the switch's interval
   offsets(plan.seg[1], plan.len0 % P, nq, na, nx, nb);
+  await_previous_kernel();
+  if (b0 >= c.batch) return;  // no block-wide barrier below
   // puts a block's sums into the slab (zeros for a block outside the band:
   // acc then holds sums of idle reads) and clears acc
   const auto put = [&](int blk, bool keep) {
