@@ -36,17 +36,21 @@ lane_device& current_lane_device() {
 /// Thresholds of the preference: batches from batch_min problems (enough
 /// groups of 32 to fill the GPU) with at most max_out outputs, at most
 /// max_taps taps and at least min_conv_taps (convolutions) or min_grad_taps
-/// (gradients). Measured, H200, bench_cuda (lane against the warp kernel):
-/// 16384 x 64 float convolve 12.1 against 14.6 us, grad_p 11.6 / 14.1,
-/// double 18.5 / 22.1 and 17.0 / 21.8; 8192 pairs of 128 and 32 float
-/// convolve 8.0 / 12.6, double 11.7 / 15.1, but grad_p (32 taps, no
-/// triangle) float 7.26 / 7.30 and double 10.7 / 9.2.
+/// (gradients; float: min_grad_taps_float). Measured, H200, bench_cuda (lane
+/// against the warp kernel): 16384 x 64 float convolve 12.1 against 14.6 us,
+/// grad_p 11.6 / 14.1, double 18.5 / 22.1 and 17.0 / 21.8; 8192 pairs of 128
+/// and 32 float convolve 8.0 / 12.6, double 11.7 / 15.1, but grad_p (32
+/// taps, no triangle) float 7.26 / 7.30 and double 10.7 / 9.2 on the
+/// cp.async kernel. Since the tensor-copy kernel (kernel_banded_lane_tma)
+/// that grad_p is float 6.75 / 7.33, double 9.32 / 9.21 (H200 gpu-check of
+/// a8e371a): float gradients from 32 taps.
 struct lane_dispatch {
   static constexpr int batch_min = 4096;
   static constexpr int max_out = 256;
   static constexpr int max_taps = 128;
   static constexpr int min_conv_taps = 16;
   static constexpr int min_grad_taps = 48;
+  static constexpr int min_grad_taps_float = 32;
 };
 
 /// Resident blocks per SM of `Kernel` with `bytes` of dynamic shared memory
@@ -305,7 +309,9 @@ void launch_lane_t(const correlation_view<T>& c, cudaStream_t stream) {
 template <class T>
 bool lane_preferred_t(const correlation_view<T>& c) {
   using d = lane_dispatch;
-  const int min_taps = c.lead > 0 ? d::min_conv_taps : d::min_grad_taps;
+  const int min_taps = c.lead > 0       ? d::min_conv_taps
+                       : sizeof(T) == 4 ? d::min_grad_taps_float
+                                        : d::min_grad_taps;
   return c.batch >= d::batch_min && c.lout <= d::max_out && c.la >= min_taps &&
          c.la <= d::max_taps && lane_fits(c, current_lane_device().max_smem);
 }
