@@ -169,6 +169,11 @@ void sweep(bool quick) {
     one<T>(op, 64, 40, 1, 1, 1, quick ? 37 : 1001, false, true, rng(), 1);
     one<T>(op, 64, 64, 1, 1, 1, quick ? 70 : 4099, false, true, rng(), 4);
     one<T>(op, 50, 61, 1, 1, 1, quick ? 45 : 2050, false, true, rng(), 4);
+    // few output blocks on the run path (grad_q: 32, 40, 12 outputs; the
+    // float tensor-copy kernel takes 2 and 3 blocks)
+    one<T>(op, 128, 32, 1, 1, 1, quick ? 70 : 8200, false, true, rng(), 1);
+    one<T>(op, 100, 40, 1, 1, 1, quick ? 45 : 1001, false, true, rng(), 1);
+    one<T>(op, 64, 12, 1, 1, 1, quick ? 33 : 999, false, true, rng(), 1);
     if (!quick) one<T>(op, 65536, 65536, 1, 1, 1, 1, false, true, rng());
   }
 }

@@ -254,7 +254,8 @@ bool launch_lane_tma(const correlation_view<T>& c, lane_bulk_shape s, const lane
 /// double. H200, bench_cuda, µs, against the cp.async kernel: float grad_p /
 /// grad_q 16384 x 64 element copies 11.5 against 11.5, run_x 9.3 against
 /// 11.6 (forward 10.0 on that machine); with 2 blocks (grad_q 8192 x 128 x
-/// 32) run_x float 8.8 against 8.4, double 10.9 against 13.4.
+/// 32) run_x float 8.8 against 8.4, double 10.9 against 13.4 (float: the
+/// tensor-copy kernel takes it, 7.6 against 8.4).
 /// Where the operands allow tensor copies, kernel_banded_lane_tma runs
 /// instead (launch_lane_tma; H200, bench_cuda, µs, against this kernel:
 /// float convolve 16384 x 64 8.9 against 9.3, grad_p / grad_q 8.9 against
@@ -267,7 +268,13 @@ bool launch_lane_bulk(const correlation_view<T>& c, const lane_device& d, cudaSt
   const std::int64_t bytes = s.bytes<T>(2);
   if (c.la <= 0 || c.lx <= 0 || bytes > d.max_smem) return false;
   const bool vec = s.vec_a && (s.vec_x || (s.run_x && sizeof(T) == 8));
-  if (!vec && 2 * s.nblk < lane_bulk_tuning::W) return false;
+  // few output blocks (2 nblk < W: most compute warps idle) only where the
+  // tensor-copy kernel takes them: a float run_x of 2 or 3 blocks (H200,
+  // bench_cuda, grad_q 8192 x 128 x 32, Teams 2: 7.57 / 7.65 against 8.42 /
+  // 8.41 us on the cp.async kernel; splitting each block's steps over 4
+  // warps with partial slabs took 7.73 / 7.87, bench/notes/lane.md round 10)
+  if (!vec && 2 * s.nblk < lane_bulk_tuning::W)
+    return sizeof(T) == 4 && s.run_x && s.nblk >= 2 && launch_lane_tma<T, Rev>(c, s, d, stream);
   if (launch_lane_tma<T, Rev>(c, s, d, stream)) return true;
   // run_x implies forward taps (a_step > 0)
   if constexpr (!Rev)
