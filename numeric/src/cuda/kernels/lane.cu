@@ -212,8 +212,8 @@ bool launch_lane_tma(const correlation_view<T>& c, lane_bulk_shape s, const lane
   // 128 x 32 7.1 -> 6.8: at Teams 1 both blocks of an SM load at once). A
   // forward of 4 groups per SM stays on Teams 1: one block per SM measured
   // 0.5-1.4 us slower in every order (bench/notes/lane.md, round 9)
-  int teams = sizeof(T) == 4 && (run || s.groups <= 2 * multiprocessors()) ? 2 : 1;
-  if (!run && teams == 2) pl.stagger = 1;
+  // (a forward's stagger 1 is already set above, for either instance)
+  const int teams = sizeof(T) == 4 && (run || s.groups <= 2 * multiprocessors()) ? 2 : 1;
   CUtensorMap ma{}, mx{};
   if (!encode_map(ma, 2, lane_taps_row(c), static_cast<std::uint64_t>(c.la),
                   static_cast<std::uint64_t>(c.batch), static_cast<std::uint64_t>(c.a_batch),
