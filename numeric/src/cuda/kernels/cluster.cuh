@@ -127,10 +127,59 @@ __device__ __forceinline__ void await_previous_kernel() {
 #endif
 }
 
-/// Launches `kernel(c)` on `grid` x `threads`, with a cluster of `split`
-/// blocks along y when split > 1 and, with `early_start`, programmatic
-/// dependent launch: the launch overlaps the previous kernel's tail (the
-/// kernel calls await_previous_kernel first). Checks the launch.
+/// How a kernel is launched (launch_with).
+struct launch_shape {
+  dim3 grid;             ///< blocks
+  unsigned threads = 0;  ///< threads per block
+  std::size_t smem = 0;  ///< dynamic shared memory per block, bytes
+  int split = 1;         ///< cluster size along y (1: no cluster)
+  /// programmatic dependent launch: the launch overlaps the previous kernel's
+  /// tail (the kernel calls await_previous_kernel first)
+  bool early_start = false;
+};
+
+/// Launches `kernel(args...)` as `shape` says: a plain launch, or
+/// cudaLaunchKernelEx with the cluster and early-start attributes that
+/// `shape` asks for. Checks the launch.
+/// @param shape grid, block, shared memory, cluster and early start
+/// @param stream the stream
+/// @param kernel the kernel
+/// @param args the kernel's arguments
+template <class... Params, class... Args>
+void launch_with(const launch_shape& shape, cudaStream_t stream, void (*kernel)(Params...),
+                 const Args&... args) {
+  if (shape.split == 1 && !shape.early_start) {
+    kernel<<<shape.grid, shape.threads, shape.smem, stream>>>(args...);
+  } else {
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = shape.grid;
+    cfg.blockDim = dim3(shape.threads);
+    cfg.dynamicSmemBytes = shape.smem;
+    cfg.stream = stream;
+    cudaLaunchAttribute attr[2];
+    unsigned n = 0;
+    if (shape.split > 1) {
+      attr[n].id = cudaLaunchAttributeClusterDimension;
+      attr[n].val.clusterDim.x = 1;
+      attr[n].val.clusterDim.y = static_cast<unsigned>(shape.split);
+      attr[n].val.clusterDim.z = 1;
+      ++n;
+    }
+    if (shape.early_start) {
+      attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      attr[n].val.programmaticStreamSerializationAllowed = 1;
+      ++n;
+    }
+    cfg.attrs = attr;
+    cfg.numAttrs = n;
+    MARG_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, args...));
+  }
+  MARG_CHECK_LAUNCH(stream);
+}
+
+/// Launches `kernel(c)` on `grid` x `threads` (launch_with over one
+/// correlation), with a cluster of `split` blocks along y when split > 1 and,
+/// with `early_start`, programmatic dependent launch.
 /// @param kernel the kernel
 /// @param grid the grid
 /// @param threads threads per block
@@ -143,33 +192,9 @@ template <class T>
 void launch_with(void (*kernel)(correlation_view<T>), dim3 grid, unsigned threads, int split,
                  bool early_start, const correlation_view<T>& c, cudaStream_t stream,
                  std::size_t smem = 0) {
-  if (split == 1 && !early_start) {
-    kernel<<<grid, threads, smem, stream>>>(c);
-  } else {
-    cudaLaunchConfig_t cfg{};
-    cfg.gridDim = grid;
-    cfg.blockDim = dim3(threads);
-    cfg.dynamicSmemBytes = smem;
-    cfg.stream = stream;
-    cudaLaunchAttribute attr[2];
-    unsigned n = 0;
-    if (split > 1) {
-      attr[n].id = cudaLaunchAttributeClusterDimension;
-      attr[n].val.clusterDim.x = 1;
-      attr[n].val.clusterDim.y = static_cast<unsigned>(split);
-      attr[n].val.clusterDim.z = 1;
-      ++n;
-    }
-    if (early_start) {
-      attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-      attr[n].val.programmaticStreamSerializationAllowed = 1;
-      ++n;
-    }
-    cfg.attrs = attr;
-    cfg.numAttrs = n;
-    MARG_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, c));
-  }
-  MARG_CHECK_LAUNCH(stream);
+  launch_with(
+      {.grid = grid, .threads = threads, .smem = smem, .split = split, .early_start = early_start},
+      stream, kernel, c);
 }
 
 /// Launches a tile kernel on tiles x split x problems blocks (at most 65535

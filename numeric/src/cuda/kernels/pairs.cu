@@ -61,20 +61,13 @@ void launch_pairs_t(const correlation_view<T>& c, cudaStream_t stream) {
   const std::int64_t blocks = full ? (need + rounds - 1) / rounds : need;
   std::int64_t bytes = y.template bytes<T>();
   if (bytes < one_less && one_less <= pairs_max_smem) bytes = one_less;
-  // early start (as launch_with): the kernel waits for the previous one
-  // before it touches global memory
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(static_cast<unsigned>(blocks));
-  cfg.blockDim = dim3(pairs_tuning::threads);
-  cfg.dynamicSmemBytes = static_cast<std::size_t>(bytes);
-  cfg.stream = stream;
-  cudaLaunchAttribute attr{};
-  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr.val.programmaticStreamSerializationAllowed = 1;
-  cfg.attrs = &attr;
-  cfg.numAttrs = 1;
-  MARG_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel_banded_pairs<T>, c, y));
-  MARG_CHECK_LAUNCH(stream);
+  // early start: the kernel waits for the previous one before it touches
+  // global memory
+  launch_with({.grid = dim3(static_cast<unsigned>(blocks)),
+               .threads = pairs_tuning::threads,
+               .smem = static_cast<std::size_t>(bytes),
+               .early_start = true},
+              stream, kernel_banded_pairs<T>, c, y);
 }
 
 }  // namespace
