@@ -339,7 +339,10 @@ void register_type(const char* tname) {
                           {128, 32, 8192, false, "8192x128x32"},
                           // a batch that fills the pairs kernel's persistent rounds only partly
                           // (pairs_tuning::full_pct: one problem per warp there)
-                          {512, 512, 3000, false, "3000x512"}};
+                          {512, 512, 3000, false, "3000x512"},
+                          // grad_q of 3 output blocks: the lane dispatch's run_x path on the
+                          // tensor-copy kernel (lane_preferred, Teams 2)
+                          {128, 48, 8192, false, "8192x128x48"}};
   for (const auto& s : shapes)
     for (const banded_op op : ops) {
       if (s.bcast && op != banded_op::convolve) continue;
