@@ -145,18 +145,11 @@ bool launch_tma_with(const correlation_view<T>& c, const lane_bulk_shape& s,
       multiprocessors() * std::int64_t{blocks_per_sm_of<Kernel>(d, bytes, threads)};
   const std::int64_t per_block = slots > 0 ? (s.groups + slots - 1) / slots : stages + 1;
   if (per_block > stages) return false;
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(static_cast<unsigned>((s.groups + per_block - 1) / per_block));
-  cfg.blockDim = dim3(threads);
-  cfg.dynamicSmemBytes = static_cast<std::size_t>(bytes);
-  cfg.stream = stream;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
-  MARG_CUDA_TRY(cudaLaunchKernelEx(&cfg, Kernel, c, s, pl, ma, mx));
-  MARG_CHECK_LAUNCH(stream);
+  launch_with({.grid = dim3(static_cast<unsigned>((s.groups + per_block - 1) / per_block)),
+               .threads = static_cast<unsigned>(threads),
+               .smem = static_cast<std::size_t>(bytes),
+               .early_start = true},
+              stream, Kernel, c, s, pl, ma, mx);
   return true;
 }
 
@@ -197,7 +190,7 @@ bool launch_lane_tma(const correlation_view<T>& c, lane_bulk_shape s, const lane
     pl.len = s.buffer() + pl.shift;
     // group 0's copies first: H200, float convolve 16384 x 64 9.3 -> 9.0 us
     // (the gradients' run path measured 9.1 -> 9.4 with it: not there)
-    pl.stagger = 1;
+    pl.stagger = true;
   }
   pl.coord_x = run ? C::P * c.lx : 0;
   pl.nbox = run ? (C::P * c.lx + lane_box_run - 1) / lane_box_run : 0;
@@ -212,7 +205,7 @@ bool launch_lane_tma(const correlation_view<T>& c, lane_bulk_shape s, const lane
   // 128 x 32 7.1 -> 6.8: at Teams 1 both blocks of an SM load at once). A
   // forward of 4 groups per SM stays on Teams 1: one block per SM measured
   // 0.5-1.4 us slower in every order (bench/notes/lane.md, round 9)
-  // (a forward's stagger 1 is already set above, for either instance)
+  // (a forward staggers its first copies for either instance, set above)
   const int teams = sizeof(T) == 4 && (run || s.groups <= 2 * multiprocessors()) ? 2 : 1;
   CUtensorMap ma{}, mx{};
   if (!encode_map(ma, 2, lane_taps_row(c), static_cast<std::uint64_t>(c.la),

@@ -334,26 +334,29 @@ __device__ __forceinline__ lane_out lane_out_of(const correlation_view<T>& c,
 }
 
 /// The copy warp's part of group g's output: one bulk store of the slab,
-/// or one per row (lane p: row p), waits until the store has read the slab,
-/// then frees it (`freed`).
+/// or one per row (lane p: row p); when `reused` (a later group of the
+/// block writes this slab), waits until the store has read the slab, then
+/// frees it (`freed`). Otherwise the caller waits for the stores' reads
+/// (lane_bulk_wait_read) before it exits.
 template <class T>
 __device__ __forceinline__ void lane_store_group(const correlation_view<T>& c,
                                                  const lane_bulk_shape& s, std::int64_t g,
-                                                 const T* slab, int lane, std::uint64_t* freed) {
+                                                 const T* slab, int lane, std::uint64_t* freed,
+                                                 bool reused = true) {
   using C = lane_tuning;
   const lane_out how = lane_out_of(c, s, g);
   if (how == lane_out::slab && lane == 0) {
     lane_bulk_store(c.out + g * C::P * c.lout, slab,
                     static_cast<unsigned>(C::P * c.lout * sizeof(T)));
-    lane_bulk_wait_read<0>();
+    if (reused) lane_bulk_wait_read<0>();
   } else if (how == lane_out::rows && g * C::P + lane < c.batch) {
     // lane p stores row p
     lane_bulk_store(c.out + (g * C::P + lane) * c.out_batch, slab + lane * s.po,
                     static_cast<unsigned>(c.lout * sizeof(T)));
-    lane_bulk_wait_read<0>();
+    if (reused) lane_bulk_wait_read<0>();
   }
   __syncwarp();
-  if (lane == 0) lane_bar_arrive(freed);
+  if (reused && lane == 0) lane_bar_arrive(freed);
 }
 
 /// The compute warps' end of group g: element stores from the slab where
@@ -481,10 +484,10 @@ struct lane_tma_plan {
   unsigned bytes;  ///< bytes a group's copies deliver (the stage's transaction count)
   int shift;  ///< X row offset the X box is written from (its zero tail fills the next row's front)
   int len;    ///< elements of one stage (the X box's tail past the last row included)
-  /// order of a block's first copies: 0 all at once; 1 groups 1, 2, ...
-  /// once group 0's landed; 2 each group once the one before landed; 3
-  /// groups 0 and 1 at once, group i + 2 once group i landed
-  int stagger;
+  /// a block's first copies: groups 1, 2, ... once group 0's landed (else
+  /// all at once; round 9 measured two other orders slower, see
+  /// bench/notes/lane.md)
+  bool stagger;
 };
 
 /// 1-d box of a group's x run (elements; a tensor box dimension is at most 256).
@@ -602,9 +605,8 @@ __global__ void __launch_bounds__(32 * lane_bulk_tuning::W * Teams + 32,
   if (warp == W * Teams) {
     if (lane == 0)
       for (int i = 0; i < S && i < n_local; ++i) {
-        // group 0 (or each group in turn) first on the DRAM
-        if (pl.stagger > 0 && i >= (pl.stagger == 3 ? 2 : 1))
-          lane_bar_wait(full + (pl.stagger == 1 ? 0 : pl.stagger == 2 ? i - 1 : i - 2), 0);
+        // group 0 first on the DRAM
+        if (pl.stagger && i > 0) lane_bar_wait(full, 0);
         lane_tma_stage<Run>(s, pl, &ma, &mx, g0 + i * std::int64_t{gridDim.x}, stages + i * len,
                             full + i);
       }
@@ -615,8 +617,13 @@ __global__ void __launch_bounds__(32 * lane_bulk_tuning::W * Teams + 32,
       if (i + S < n_local && lane == 0)
         lane_tma_stage<Run>(s, pl, &ma, &mx, g + S * std::int64_t{gridDim.x}, stages + st * len,
                             full + st);
-      lane_store_group(c, s, g, slabs + st * (C::P * s.po), lane, freed + st);
+      // a slab no later group writes is not waited for here, so the next
+      // store leaves at once (a Teams-2 block's single copy warp stored
+      // its groups one after another: H200, float grad_p / grad_q 16384 x
+      // 64 8.63-8.79 -> 8.47-8.54 us, bench/notes/lane.md round 11)
+      lane_store_group(c, s, g, slabs + st * (C::P * s.po), lane, freed + st, i + S < n_local);
     }
+    lane_bulk_wait_read<0>();  // the slabs stay until their stores have read them
     return;
   }
   const int team = warp / W, wt = warp % W;
