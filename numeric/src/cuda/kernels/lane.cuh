@@ -200,8 +200,10 @@ __device__ __forceinline__ void lane_unroll(F&& f) {
 
 /// Step u (mod U) of a block: loads the window's new quarter (X at xq) into
 /// set (u + U - 1) % U and the taps quad at aq (its order reversed when
-/// Rev), then 4 R FMAs; Any: X at any element offset (scalar loads).
-template <class T, int u, bool Rev = false, bool Any = false>
+/// Rev), then 4 R FMAs; Any: X at any element offset (scalar loads);
+/// First: the accumulators before it are left out (their quads meet only
+/// zero X this step, see lane_steps_edge).
+template <class T, int u, bool Rev = false, bool Any = false, int First = 0>
 __device__ __forceinline__ void lane_step(const T* xq, const T* aq,
                                           T (&q)[lane_tuning::U][lane_tuning::G],
                                           T (&acc)[lane_tuning::R]) {
@@ -215,7 +217,7 @@ __device__ __forceinline__ void lane_step(const T* xq, const T* aq,
 #pragma unroll
   for (int k = 0; k < G; ++k)
 #pragma unroll
-    for (int r = 0; r < R; ++r)
+    for (int r = First; r < R; ++r)
       acc[r] += a4[Rev ? G - 1 - k : k] * q[(u + (r + k) / G) % U][(r + k) % G];
 }
 
