@@ -24,20 +24,16 @@ void launch_banded(const banded_args<T>& x, cudaStream_t stream);
 /// batches of small problems (kernels/lane.cuh), and 3xTF32 on Hopper's
 /// warpgroup instruction for single large float problems
 /// (kernels/wgmma_tf32.cu, sm_90a only), warp per problem with paired
-/// output blocks for batches of mid-sized problems (kernels/pairs.cuh), and
-/// 3xTF32 on wgmma for float batches of problems of up to 1024 outputs and
-/// taps (kernels/wgmma_batch.cu, sm_90a only).
-enum class kernel_variant { warp, small, mid, large, mma, lane, pairs, wgmma, wgmma_batch };
+/// output blocks for batches of mid-sized problems (kernels/pairs.cuh).
+enum class kernel_variant { warp, small, mid, large, mma, lane, pairs, wgmma };
 
 /// Every variant, in declaration order.
 inline constexpr kernel_variant all_variants[] = {
-    kernel_variant::warp,  kernel_variant::small, kernel_variant::mid,
-    kernel_variant::large, kernel_variant::mma,   kernel_variant::lane,
-    kernel_variant::pairs, kernel_variant::wgmma, kernel_variant::wgmma_batch};
+    kernel_variant::warp, kernel_variant::small, kernel_variant::mid,   kernel_variant::large,
+    kernel_variant::mma,  kernel_variant::lane,  kernel_variant::pairs, kernel_variant::wgmma};
 
 /// @param v a variant
-/// @return its name: "warp", "small", "mid", "large", "mma", "lane", "pairs", "wgmma" or
-///   "wgmma_batch"
+/// @return its name: "warp", "small", "mid", "large", "mma", "lane", "pairs" or "wgmma"
 const char* variant_name(kernel_variant v);
 
 /// Whether variant `v` can compute `c` on this device (the tiled and warp

@@ -89,7 +89,6 @@ int tap_split_of(kernel_variant v, const correlation_view<T>& c) {
     case kernel_variant::warp:
     case kernel_variant::lane:
     case kernel_variant::wgmma:
-    case kernel_variant::wgmma_batch:
     case kernel_variant::pairs:
       return 1;
     case kernel_variant::small:

@@ -5,7 +5,6 @@
 #include "../launch.hpp"
 #include "tiled.cuh"
 #include "warp.cuh"
-#include "wgmma_batch.cuh"
 #include "wgmma_tf32.cuh"
 
 namespace marg::detail::cuda {
@@ -34,11 +33,6 @@ void launch_variant(kernel_variant v, const correlation_view<T>& c, int split,
       return;
     case kernel_variant::pairs:
       return launch_pairs(c, stream);
-    case kernel_variant::wgmma_batch:
-      // float only: variant_supports is false for double
-      MARG_EXPECTS((std::is_same_v<T, float>), "marg: the wgmma_batch variant computes float only");
-      if constexpr (std::is_same_v<T, float>) launch_wgmma_batch(c, stream);
-      return;
   }
 }
 
@@ -60,8 +54,6 @@ const char* variant_name(kernel_variant v) {
       return "wgmma";
     case kernel_variant::pairs:
       return "pairs";
-    case kernel_variant::wgmma_batch:
-      return "wgmma_batch";
   }
   return "?";
 }
@@ -70,11 +62,9 @@ template <class T>
 bool variant_supports(kernel_variant v, const correlation_view<T>& c) {
   if (v == kernel_variant::mma) return mma_supports(c);
   if (v == kernel_variant::lane) return lane_supports(c);
-  if constexpr (std::is_same_v<T, float>) {
+  if constexpr (std::is_same_v<T, float>)
     if (v == kernel_variant::wgmma) return wgmma_tf32_supports(c);
-    if (v == kernel_variant::wgmma_batch) return wgmma_batch_supports(c);
-  }
-  if (v == kernel_variant::wgmma || v == kernel_variant::wgmma_batch) return false;
+  if (v == kernel_variant::wgmma) return false;
   if (v == kernel_variant::pairs) return pairs_supports(c);
   return true;
 }
