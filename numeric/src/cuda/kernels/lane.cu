@@ -127,29 +127,29 @@ bool encode_map(CUtensorMap& map, int rank, const T* base, std::uint64_t dim0, s
                 CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-/// Launches `Kernel` (kernel_banded_lane_tma with `teams` teams of compute
-/// warps and `stages` stages) when its stages fit and every block gets at
-/// most `stages` groups with all blocks resident.
+/// Launches kernel_banded_lane_tma<T, Rev, Run, Teams, S> when its S stages
+/// fit and every block gets at most S groups with all blocks resident.
 /// @return false when it does not
-template <auto Kernel, class T>
+template <class T, bool Rev, bool Run, int Teams, int S>
 bool launch_tma_with(const correlation_view<T>& c, const lane_bulk_shape& s,
                      const lane_tma_plan& pl, const CUtensorMap& ma, const CUtensorMap& mx,
-                     const lane_device& d, int teams, int stages, cudaStream_t stream) {
+                     const lane_device& d, cudaStream_t stream) {
   using C = lane_tuning;
-  const std::int64_t bytes = (24 * stages + 127) / 128 * 128 +
-                             stages * (std::int64_t{pl.len} + std::int64_t{C::P} * s.po) *
-                                 static_cast<std::int64_t>(sizeof(T));
+  constexpr auto kernel = kernel_banded_lane_tma<T, Rev, Run, Teams, S>;
+  const std::int64_t bytes =
+      lane_tma_head(S) +
+      S * (std::int64_t{pl.len} + std::int64_t{C::P} * s.po) * static_cast<std::int64_t>(sizeof(T));
   if (bytes > d.max_smem) return false;
-  const int threads = 32 * lane_bulk_tuning::W * teams + 32;
+  const int threads = 32 * lane_bulk_tuning::W * Teams + 32;
   const std::int64_t slots =
-      multiprocessors() * std::int64_t{blocks_per_sm_of<Kernel>(d, bytes, threads)};
-  const std::int64_t per_block = slots > 0 ? (s.groups + slots - 1) / slots : stages + 1;
-  if (per_block > stages) return false;
+      multiprocessors() * std::int64_t{blocks_per_sm_of<kernel>(d, bytes, threads)};
+  const std::int64_t per_block = slots > 0 ? (s.groups + slots - 1) / slots : S + 1;
+  if (per_block > S) return false;
   launch_with({.grid = dim3(static_cast<unsigned>((s.groups + per_block - 1) / per_block)),
                .threads = static_cast<unsigned>(threads),
                .smem = static_cast<std::size_t>(bytes),
                .early_start = true},
-              stream, Kernel, c, s, pl, ma, mx);
+              stream, kernel, c, s, pl, ma, mx);
   return true;
 }
 
@@ -220,15 +220,11 @@ bool launch_lane_tma(const correlation_view<T>& c, lane_bulk_shape s, const lane
     return false;
   // (Teams 2 float only: its double instances spill and were not measured)
   if constexpr (sizeof(T) == 4)
-    if (teams == 2 && (run ? launch_tma_with<kernel_banded_lane_tma<T, false, true, 2, 4>>(
-                                 c, s, pl, ma, mx, d, 2, 4, stream)
-                           : launch_tma_with<kernel_banded_lane_tma<T, Rev, false, 2, 4>>(
-                                 c, s, pl, ma, mx, d, 2, 4, stream)))
+    if (teams == 2 && (run ? launch_tma_with<T, false, true, 2, 4>(c, s, pl, ma, mx, d, stream)
+                           : launch_tma_with<T, Rev, false, 2, 4>(c, s, pl, ma, mx, d, stream)))
       return true;
-  return run ? launch_tma_with<kernel_banded_lane_tma<T, false, true>>(c, s, pl, ma, mx, d, 1, 2,
-                                                                       stream)
-             : launch_tma_with<kernel_banded_lane_tma<T, Rev, false>>(c, s, pl, ma, mx, d, 1, 2,
-                                                                      stream);
+  return run ? launch_tma_with<T, false, true, 1, 2>(c, s, pl, ma, mx, d, stream)
+             : launch_tma_with<T, Rev, false, 1, 2>(c, s, pl, ma, mx, d, stream);
 }
 
 /// The kernel of kernels/lane_bulk.cuh when every block gets at most two

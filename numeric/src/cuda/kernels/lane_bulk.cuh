@@ -544,6 +544,14 @@ struct lane_tma_plan {
 /// 1-d box of a group's x run (elements; a tensor box dimension is at most 256).
 inline constexpr int lane_box_run = 256;
 
+/// Bytes in front of kernel_banded_lane_tma's stages: its 3 S barriers,
+/// rounded up so that tensor copies land 128-byte aligned.
+/// @param stages S
+/// @return the offset of the stages in dynamic shared memory
+__host__ __device__ constexpr int lane_tma_head(int stages) {
+  return (24 * stages + 127) / 128 * 128;
+}
+
 /// Starts a tensor copy of the 2-d box at (x0, x1) of `map` into shared dst,
 /// counted on `bar` (bytes of the whole box, zero-filled parts included).
 __device__ __forceinline__ void lane_tma_2d(void* dst, const CUtensorMap* map, int x0, int x1,
@@ -624,8 +632,7 @@ __global__ void __launch_bounds__(32 * lane_bulk_tuning::W * Teams + 32,
   auto* const full = reinterpret_cast<std::uint64_t*>(lane_smem);
   std::uint64_t* const done = full + S;
   std::uint64_t* const freed = full + 2 * S;
-  // tensor copies: 128-byte aligned destinations (3 S barriers before them)
-  constexpr int head = (24 * S + 127) / 128 * 128;
+  constexpr int head = lane_tma_head(S);
   T* const stages = reinterpret_cast<T*>(lane_smem + head);
   const std::int64_t g0 = blockIdx.x;
   if (g0 >= s.groups) return;

@@ -32,9 +32,9 @@ template <class T>
 void launch_pairs_t(const correlation_view<T>& c, cudaStream_t stream) {
   if (!pairs_fits(c, pairs_max_smem))
     throw marg::invalid_argument("pairs kernel: the problem does not fit its shared memory");
-  // the largest shared-memory carveout (as measured); the SMs and the
-  // shared memory per block that keeps a (resident + 1)-th block off an SM
-  static thread_local int carved_device = -1, sms = 1;
+  // the largest shared-memory carveout (as measured); the shared memory per
+  // block that keeps a (resident + 1)-th block off an SM
+  static thread_local int carved_device = -1;
   static thread_local std::int64_t one_less = 0;
   int dev = 0;
   MARG_CUDA_TRY(cudaGetDevice(&dev));
@@ -43,7 +43,6 @@ void launch_pairs_t(const correlation_view<T>& c, cudaStream_t stream) {
                                        cudaFuncAttributePreferredSharedMemoryCarveout,
                                        cudaSharedmemCarveoutMaxShared));
     int per_sm = 0, reserved = 0;
-    MARG_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
     MARG_CUDA_TRY(
         cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
     MARG_CUDA_TRY(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev));
@@ -55,7 +54,7 @@ void launch_pairs_t(const correlation_view<T>& c, cudaStream_t stream) {
   // many (at most `resident` blocks on each SM), where the batch fills the
   // rounds (pairs_tuning::full_pct); else a block per W problems
   const std::int64_t need = (std::int64_t{c.batch} + pairs_tuning::W - 1) / pairs_tuning::W;
-  const std::int64_t slots = std::int64_t{pairs_tuning::resident} * sms;
+  const std::int64_t slots = std::int64_t{pairs_tuning::resident} * multiprocessors();
   const std::int64_t rounds = std::max<std::int64_t>(1, (need + slots - 1) / slots);
   const bool full = 100 * need >= pairs_tuning::full_pct * rounds * slots;
   const std::int64_t blocks = full ? (need + rounds - 1) / rounds : need;
