@@ -202,7 +202,7 @@ __device__ __forceinline__ void lane_unroll(F&& f) {
 /// set (u + U - 1) % U and the taps quad at aq (its order reversed when
 /// Rev), then 4 R FMAs; Any: X at any element offset (scalar loads);
 /// First: the accumulators before it are left out (their quads meet only
-/// zero X this step, see lane_steps_edge).
+/// zero X this step, see lane_steps' Edge).
 template <class T, int u, bool Rev = false, bool Any = false, int First = 0>
 __device__ __forceinline__ void lane_step(const T* xq, const T* aq,
                                           T (&q)[lane_tuning::U][lane_tuning::G],
@@ -221,13 +221,24 @@ __device__ __forceinline__ void lane_step(const T* xq, const T* aq,
       acc[r] += a4[Rev ? G - 1 - k : k] * q[(u + (r + k) / G) % U][(r + k) % G];
 }
 
+/// @return the first accumulator of step u of an edge block's first pass
+///         (quads i < 3 - u meet only zero X there)
+__host__ __device__ constexpr int lane_edge_first(int u) {
+  return u < 3 ? lane_tuning::G * (3 - u) : 0;
+}
+
 /// The ng steps of one lane block: acc[r] += a_k X_(t + r + k) over the
 /// block's taps, the window starting at xw (16-byte aligned unless Any),
 /// the first step's taps quad at aw; Rev: taps stored forward and read
-/// backwards (the quads step down, each reversed).
-template <class T, bool Rev, bool Any = false>
+/// backwards (the quads step down, each reversed). Edge, with `edge` set:
+/// the block's first steps meet zero X for quad i in steps < 3 - i (a
+/// forward block crossing the band's left edge with its steps aligned so),
+/// and its first pass (or its tail when it has fewer than U steps) leaves
+/// those 6 quad-steps out (96 FFMA, lane_step's First = 4 (3 - u) at step u
+/// < 3); the other products keep their order, so the results are the same.
+template <class T, bool Rev, bool Any = false, bool Edge = false>
 __device__ __forceinline__ void lane_steps(const T* xw, const T* aw, int ng,
-                                           T (&acc)[lane_tuning::R]) {
+                                           T (&acc)[lane_tuning::R], bool edge = false) {
   constexpr int G = lane_tuning::G, U = lane_tuning::U;
   constexpr int da = Rev ? -G : G;  // taps pointer step per step
   // quarter i of the window at step n is register set (n + i) % U: the
@@ -242,12 +253,30 @@ __device__ __forceinline__ void lane_steps(const T* xw, const T* aw, int ng,
   }
   xw += G * (U - 1);
   int n = 0;
+  if constexpr (Edge) {
+    if (edge && ng >= U) {
+      lane_unroll<U>([&](auto u) {
+        constexpr int v = decltype(u)::value;
+        lane_step<T, v, Rev, Any, lane_edge_first(v)>(xw + G * v, aw + da * v, q, acc);
+      });
+      n = U, xw += G * U, aw += da * U;
+    }
+  }
   // U steps per pass (the sets come back to where they were), then the rest
   for (; n + U <= ng; n += U, xw += G * U, aw += da * U)
     lane_unroll<U>([&](auto u) {
       constexpr int v = decltype(u)::value;
       lane_step<T, v, Rev, Any>(xw + G * v, aw + da * v, q, acc);
     });
+  if constexpr (Edge) {
+    if (edge && n == 0) {
+      lane_unroll<U - 1>([&](auto u) {
+        constexpr int v = decltype(u)::value;
+        if (v < ng) lane_step<T, v, Rev, Any, lane_edge_first(v)>(xw + G * v, aw + da * v, q, acc);
+      });
+      return;
+    }
+  }
   lane_unroll<U - 1>([&](auto u) {
     constexpr int v = decltype(u)::value;
     if (n + v < ng) lane_step<T, v, Rev, Any>(xw + G * v, aw + da * v, q, acc);

@@ -275,56 +275,10 @@ __device__ void lane_vec_stage(const correlation_view<T>& c, const lane_bulk_sha
                : "memory");
 }
 
-/// @return the first accumulator of step u of an edge block's first pass
-///         (quads i < 3 - u meet only zero X there)
-__host__ __device__ constexpr int lane_edge_first(int u) {
-  return u < 3 ? lane_tuning::G * (3 - u) : 0;
-}
-
-/// lane_steps of a forward block; `edge`: its first steps meet zero X for
-/// quad i in steps < 3 - i (a block crossing the band's left edge with its
-/// steps aligned so, sk = 3): its first pass (or its tail when it has fewer
-/// than U steps) leaves those 6 quad-steps out (96 FFMA, lane_step's First
-/// = 4 (3 - u) at step u < 3).
-template <class T, bool Rev>
-__device__ __forceinline__ void lane_steps_edge(const T* xw, const T* aw, int ng, bool edge,
-                                                T (&acc)[lane_tuning::R]) {
-  constexpr int G = lane_tuning::G, U = lane_tuning::U;
-  constexpr int da = Rev ? -G : G;
-  T q[U][G];
-#pragma unroll
-  for (int i = 0; i < U - 1; ++i) lane_load4(xw + G * i, q[i]);
-  xw += G * (U - 1);
-  int n = 0;
-  if (edge && ng >= U) {
-    lane_unroll<U>([&](auto u) {
-      constexpr int v = decltype(u)::value;
-      lane_step<T, v, Rev, false, lane_edge_first(v)>(xw + G * v, aw + da * v, q, acc);
-    });
-    n = U, xw += G * U, aw += da * U;
-  }
-  for (; n + U <= ng; n += U, xw += G * U, aw += da * U)
-    lane_unroll<U>([&](auto u) {
-      constexpr int v = decltype(u)::value;
-      lane_step<T, v, Rev>(xw + G * v, aw + da * v, q, acc);
-    });
-  if (edge && n == 0) {
-    lane_unroll<U - 1>([&](auto u) {
-      constexpr int v = decltype(u)::value;
-      if (v < ng) lane_step<T, v, Rev, false, lane_edge_first(v)>(xw + G * v, aw + da * v, q, acc);
-    });
-  } else {
-    lane_unroll<U - 1>([&](auto u) {
-      constexpr int v = decltype(u)::value;
-      if (n + v < ng) lane_step<T, v, Rev>(xw + G * v, aw + da * v, q, acc);
-    });
-  }
-}
-
 /// One output block of one lane: outputs j0 .. j0 + R - 1 (those inside
 /// [0, lout)) of its problem from its taps row `ta` and X row `tx`, written
 /// to its slab row `to`. Edge: a block at the band's left edge leaves out
-/// the quads that meet only the zero X in front of it (lane_steps_edge;
+/// the quads that meet only the zero X in front of it (lane_steps' Edge;
 /// the other products keep their order, so the results are the same).
 template <class T, bool Rev, bool Run, bool Edge = false>
 __device__ __forceinline__ void lane_bulk_block(const correlation_view<T>& c,
@@ -339,7 +293,7 @@ __device__ __forceinline__ void lane_bulk_block(const correlation_view<T>& c,
     const T* xw = tx + (j0 + k0 - (Run ? 0 : s.t_base));
     const T* aw = Rev ? ta + (s.la4 - G - k0) : ta + k0;
     if constexpr (Edge && !Run)
-      lane_steps_edge<T, Rev>(xw, aw, ng, (c.lead - j0 - 3 - k0) / G >= 3, acc);
+      lane_steps<T, Rev, false, true>(xw, aw, ng, acc, (c.lead - j0 - 3 - k0) / G >= 3);
     else
       lane_steps<T, Rev, Run>(xw, aw, ng, acc);
   }
