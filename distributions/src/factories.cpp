@@ -147,7 +147,10 @@ pmf<T> uniform_int(std::int64_t a, std::int64_t b) {
   MARG_EXPECTS(a <= b, std::string(f) + ": a = " + std::to_string(a) +
                            " > b = " + std::to_string(b) + " (the support would be empty)");
   const std::int64_t span = detail::sub_checked(f, "b - a", b, a);
-  MARG_EXPECTS(span < INT_MAX, bad_argument(f, "b - a + 1", span + 1, "<= INT_MAX"));
+  // the support size as unsigned: span + 1 overflows int64 at span = INT64_MAX
+  MARG_EXPECTS(span < INT_MAX, std::string(f) + ": b - a + 1 = " +
+                                   std::to_string(static_cast<std::uint64_t>(span) + 1) +
+                                   " (must be <= INT_MAX)");
   return pmf<T>(detail::trusted, array<T>(static_cast<std::size_t>(span + 1), T(1) / T(span + 1)),
                 a);
 }

@@ -35,6 +35,11 @@ TEMPLATE_TEST_CASE("errors: factories reject bad parameters and naming them", "[
   // uniform_int: empty support and too long a support
   CHECK_THROWS_WITH(marg::uniform_int<T>(5, 4), Contains("a = 5 > b = 4"));
   CHECK_THROWS_WITH(marg::uniform_int<T>(0, INT_MAX), Contains("b - a + 1 = 2147483648"));
+  // b - a = INT64_MAX: the reported size must not overflow (found by fuzz_distributions)
+  CHECK_THROWS_WITH(marg::uniform_int<T>(0, INT64_MAX),
+                    Contains("b - a + 1 = 9223372036854775808"));
+  CHECK_THROWS_WITH(marg::uniform_int<T>(-1, INT64_MAX - 1),
+                    Contains("b - a + 1 = 9223372036854775808"));
   CHECK_THROWS_WITH(marg::uniform_int<T>(INT64_MIN, INT64_MAX), Contains("overflows int64"));
   // truncated families
   CHECK_THROWS_WITH(marg::poisson<T>(-1), Contains("lambda = -1"));
