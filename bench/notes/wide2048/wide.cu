@@ -39,12 +39,14 @@ using marg::detail::cuda::correlation_view;
     }                                                                                 \
   } while (0)
 
-constexpr int TJ = 16;  // outputs per block (= outputs per thread)
-constexpr int CL = 16;  // taps per thread per round
+constexpr int TJ = 16;   // outputs per block (= outputs per thread)
+constexpr int CL = 16;   // taps per thread per round
 constexpr int NT = 128;  // threads per block (= chunks per round)
 constexpr int ROUND = NT * CL;
 
-__host__ __device__ constexpr int skew(int i) { return i + 4 * (i >> 5); }
+__host__ __device__ constexpr int skew(int i) {
+  return i + 4 * (i >> 5);
+}
 
 __device__ __forceinline__ void cp4(float* dst, const float* src, bool in) {
   const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
@@ -155,6 +157,140 @@ void launch_wide(const correlation_view<float>& c, const wide_plan& p, cudaStrea
   CK(cudaLaunchKernelEx(&cfg, wide_kernel, c, p.rounds));
 }
 
+// v2: 16-byte staging; unit strides and 16-byte aligned operands only.
+// Conv: out_j = sum_i t_i x_{j-i} (t = the shorter operand, not reversed):
+//   thread c takes t[i0, i0 + 16), i0 = 16 (c_lo + c), and the window
+//   x[B, B + 32), B = j0 - i0 - 16: acc[r] += t[i0 + u] W[16 + r - u].
+// Corr (grad_p, grad_q): out_j = sum_k t_k x_{j+k}: thread c takes
+//   t[16c, 16c + 16) and x[j0 + 16c, + 32): acc[r] += t[16c + u] W[r + u].
+// Every 16-byte vector of x lies wholly inside or wholly before the row
+// (origins are multiples of 16), so cp.async's zero fill covers the ends.
+__device__ __forceinline__ void cp16(float* dst, const float* src, int bytes) {
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(bytes)
+               : "memory");
+}
+
+template <bool Conv>
+__global__ void __launch_bounds__(1024) wide2_kernel(const float* tp, int lt, const float* xp,
+                                                     int lx, float* out, int lout, int ncmax) {
+  extern __shared__ __align__(16) float sm[];
+  float* T = sm;
+  float* W = sm + skew(16 * ncmax) + 4;
+  __shared__ float red[32][TJ];
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  const int j0 = blockIdx.x * TJ, tid = threadIdx.x, nt = blockDim.x;
+  int c_lo = 0, nc;
+  if (Conv) {
+    const int ilo = max(0, j0 - (lx - 1)), ihi = min(lt - 1, j0 + TJ - 1);
+    c_lo = ilo / 16;
+    nc = ihi >= ilo ? ihi / 16 - c_lo + 1 : 0;
+  } else {
+    const int khi = min(lt - 1, lx - 1 - j0);
+    nc = khi >= 0 ? khi / 16 + 1 : 0;
+  }
+  const int tbase = 16 * c_lo;                                   // t index of T[0]
+  const int xbase = Conv ? j0 - 16 * (c_lo + nc - 1) - 16 : j0;  // x index of W[0]
+  for (int v = tid; v < 4 * nc; v += nt) {
+    const int g = tbase + 4 * v;
+    cp16(T + skew(4 * v), tp + g, 4 * max(0, min(4, lt - g)));
+  }
+  for (int v = tid; v < 4 * nc + 4; v += nt) {
+    const int g = xbase + 4 * v;
+    const int bytes = g < 0 ? 0 : 4 * max(0, min(4, lx - g));
+    cp16(W + skew(4 * v), bytes ? xp + g : xp, bytes);
+  }
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+  __syncthreads();
+  float acc[TJ];
+#pragma unroll
+  for (int r = 0; r < TJ; ++r) acc[r] = 0.f;
+  if (tid < nc) {
+    float a[16], x[32];
+    const int wb = Conv ? 16 * (nc - 1 - tid) : 16 * tid;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const float4 v = *reinterpret_cast<const float4*>(T + skew(16 * tid + 4 * i));
+      a[4 * i] = v.x, a[4 * i + 1] = v.y, a[4 * i + 2] = v.z, a[4 * i + 3] = v.w;
+    }
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      const float4 v = *reinterpret_cast<const float4*>(W + skew(wb + 4 * i));
+      x[4 * i] = v.x, x[4 * i + 1] = v.y, x[4 * i + 2] = v.z, x[4 * i + 3] = v.w;
+    }
+#pragma unroll
+    for (int u = 0; u < 16; ++u)
+#pragma unroll
+      for (int r = 0; r < TJ; ++r) acc[r] = fmaf(a[u], x[Conv ? 16 + r - u : r + u], acc[r]);
+  }
+  const int lane = tid & 31, warp = tid >> 5;
+  scatter_step<8>(acc, lane);
+  scatter_step<4>(acc, lane);
+  scatter_step<2>(acc, lane);
+  scatter_step<1>(acc, lane);
+  acc[0] += __shfl_xor_sync(0xffffffffu, acc[0], 1);
+  if ((lane & 1) == 0) red[warp][lane >> 1] = acc[0];
+  __syncthreads();
+  if (tid < TJ && j0 + tid < lout) {
+    float s = red[0][tid];
+    for (int w = 1; w < nt / 32; ++w) s += red[w][tid];
+    out[j0 + tid] = s;
+  }
+}
+
+struct wide2_plan {
+  bool conv;
+  int ncmax, threads, blocks;
+  std::size_t smem;
+};
+
+// the operands of x as wide2_kernel reads them
+struct wide2_ops {
+  const float *t, *x;
+  int lt, lx, lout;
+  float* out;
+};
+
+wide2_ops ops_of(const banded_args<float>& a) {
+  if (a.op == banded_op::convolve) {
+    const bool swap = a.m > a.n;  // t = the shorter
+    return {swap ? a.b : a.a, swap ? a.a : a.b, swap ? a.n : a.m,
+            swap ? a.m : a.n, a.m + a.n - 1,    a.out};
+  }
+  const int la = a.op == banded_op::grad_p ? a.n : a.m;
+  return {a.b, a.a, la, a.m + a.n - 1, a.op == banded_op::grad_p ? a.m : a.n, a.out};
+}
+
+wide2_plan plan2_of(const banded_args<float>& a) {
+  const wide2_ops o = ops_of(a);
+  wide2_plan p{};
+  p.conv = a.op == banded_op::convolve;
+  p.ncmax = p.conv ? (std::min(o.lt, o.lx + TJ - 1) + 14) / 16 + 1 : (o.lt + 15) / 16;
+  p.threads = std::max(32, (p.ncmax + 31) / 32 * 32);
+  p.blocks = (o.lout + TJ - 1) / TJ;
+  p.smem = sizeof(float) * (skew(16 * p.ncmax) + 4 + skew(16 * p.ncmax + 16) + 8);
+  return p;
+}
+
+void launch_wide2(const banded_args<float>& a, const wide2_plan& p, cudaStream_t s) {
+  const wide2_ops o = ops_of(a);
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(p.blocks);
+  cfg.blockDim = dim3(p.threads);
+  cfg.dynamicSmemBytes = p.smem;
+  cfg.stream = s;
+  cudaLaunchAttribute at[1];
+  at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  at[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = at;
+  cfg.numAttrs = 1;
+  if (p.conv)
+    CK(cudaLaunchKernelEx(&cfg, wide2_kernel<true>, o.t, o.lt, o.x, o.lx, o.out, o.lout, p.ncmax));
+  else
+    CK(cudaLaunchKernelEx(&cfg, wide2_kernel<false>, o.t, o.lt, o.x, o.lx, o.out, o.lout, p.ncmax));
+}
+
 // long double reference of op for sizes m, n
 std::vector<long double> reference(banded_op op, int m, int n, const std::vector<float>& a,
                                    const std::vector<float>& b) {
@@ -180,50 +316,64 @@ int main(int argc, char** argv) {
   CK(cudaGetDeviceProperties(&prop, 0));
   printf("device %s, %d SMs; m = %d, n = %d\n", prop.name, prop.multiProcessorCount, m, n);
   CK(cudaFuncSetAttribute(wide_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 100 * 1024));
+  CK(cudaFuncSetAttribute(wide2_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                          150 * 1024));
+  CK(cudaFuncSetAttribute(wide2_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                          150 * 1024));
   std::mt19937_64 g(7);
   std::uniform_real_distribution<float> u(0.01f, 1.f);
   constexpr int sets = 8, burst = 200, reps = 9, gcalls = 20;
   for (banded_op op : {banded_op::convolve, banded_op::grad_p}) {
     const int la = op == banded_op::convolve ? m : m + n - 1, lb = n;
     const int lo = op == banded_op::convolve ? m + n - 1 : m;
-    std::vector<float> ha(static_cast<std::size_t>(la) * sets), hb(static_cast<std::size_t>(lb) * sets);
+    const std::size_t sa = (la + 31) / 32 * 32, sb = (lb + 31) / 32 * 32, so = (lo + 31) / 32 * 32;
+    std::vector<float> ha(sa * sets), hb(sb * sets);
     for (auto& v : ha) v = u(g);
     for (auto& v : hb) v = u(g);
     float *da, *db, *dl, *dw;
     CK(cudaMalloc(&da, ha.size() * 4));
     CK(cudaMalloc(&db, hb.size() * 4));
-    CK(cudaMalloc(&dl, static_cast<std::size_t>(lo) * sets * 4));
-    CK(cudaMalloc(&dw, static_cast<std::size_t>(lo) * sets * 4));
+    float* dv;
+    CK(cudaMalloc(&dl, so * sets * 4));
+    CK(cudaMalloc(&dw, so * sets * 4));
+    CK(cudaMalloc(&dv, so * sets * 4));
     CK(cudaMemcpy(da, ha.data(), ha.size() * 4, cudaMemcpyHostToDevice));
     CK(cudaMemcpy(db, hb.data(), hb.size() * 4, cudaMemcpyHostToDevice));
     auto args = [&](int s, float* out) {
       banded_args<float> x{};
       x.op = op, x.m = m, x.n = n;
-      x.a = da + static_cast<std::size_t>(la) * s, x.inc_a = 1, x.stride_a = 0;
-      x.b = db + static_cast<std::size_t>(lb) * s, x.inc_b = 1, x.stride_b = 0;
-      x.out = out + static_cast<std::size_t>(lo) * s, x.inc_out = 1, x.stride_out = 0;
+      x.a = da + sa * s, x.inc_a = 1, x.stride_a = 0;
+      x.b = db + sb * s, x.inc_b = 1, x.stride_b = 0;
+      x.out = out + so * s, x.inc_out = 1, x.stride_out = 0;
       x.batch = 1;
       return x;
     };
     const wide_plan p = plan_of(correlation_of(args(0, dw)));
     auto lib = [&](int s) { marg::detail::cuda::launch_banded(args(s, dl), st); };
     auto wide = [&](int s) { launch_wide(correlation_of(args(s, dw)), p, st); };
+    const wide2_plan p2 = plan2_of(args(0, dv));
+    auto wide2 = [&](int s) { launch_wide2(args(s, dv), p2, st); };
     // correctness on set 0 (outputs poisoned first)
     CK(cudaMemsetAsync(dl, 0xff, static_cast<std::size_t>(lo) * sets * 4, st));
     CK(cudaMemsetAsync(dw, 0xff, static_cast<std::size_t>(lo) * sets * 4, st));
+    CK(cudaMemsetAsync(dv, 0xff, so * sets * 4, st));
     lib(0);
     wide(0);
-    std::vector<float> ol(lo), ow(lo);
+    wide2(0);
+    std::vector<float> ol(lo), ow(lo), ov(lo);
+    CK(cudaMemcpyAsync(ov.data(), dv, lo * 4, cudaMemcpyDeviceToHost, st));
     CK(cudaMemcpyAsync(ol.data(), dl, lo * 4, cudaMemcpyDeviceToHost, st));
     CK(cudaMemcpyAsync(ow.data(), dw, lo * 4, cudaMemcpyDeviceToHost, st));
     CK(cudaStreamSynchronize(st));
     const auto ref = reference(op, m, n, std::vector<float>(ha.begin(), ha.begin() + la),
                                std::vector<float>(hb.begin(), hb.begin() + lb));
-    double el = 0, ew = 0;
+    double el = 0, ew = 0, ev = 0;
     for (int i = 0; i < lo; ++i) {
       el = std::max(el, static_cast<double>(std::fabs((ol[i] - ref[i]) / ref[i])));
       ew = std::max(ew, static_cast<double>(std::fabs((ow[i] - ref[i]) / ref[i])));
+      ev = std::max(ev, static_cast<double>(std::fabs((ov[i] - ref[i]) / ref[i])));
       if (!(ow[i] == ow[i])) ew = INFINITY;
+      if (!(ov[i] == ov[i])) ev = INFINITY;
     }
     // graphs of gcalls calls, one per starting set
     auto make_graphs = [&](auto&& f) {
@@ -239,7 +389,7 @@ int main(int argc, char** argv) {
       }
       return ge;
     };
-    const auto gl = make_graphs(lib), gw = make_graphs(wide);
+    const auto gl = make_graphs(lib), gw = make_graphs(wide), gv = make_graphs(wide2);
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
@@ -258,18 +408,26 @@ int main(int argc, char** argv) {
       return t[t.size() / 2];
     };
     const char* name = op == banded_op::convolve ? "convolve" : "grad_p";
-    printf("%s: max rel err lib %.2e wide %.2e; wide plan %d blocks, %d rounds, %zu B smem\n",
-           name, el, ew, p.blocks, p.rounds, p.smem);
+    printf(
+        "%s: max rel err lib %.2e wide %.2e v2 %.2e; wide plan %d blocks, %d rounds, %zu B "
+        "smem; v2 %d blocks of %d, %zu B\n",
+        name, el, ew, ev, p.blocks, p.rounds, p.smem, p2.blocks, p2.threads, p2.smem);
     for (int pass = 0; pass < 3; ++pass) {
       const double tl = time([&](int i) { lib(i % sets); }, 1);
       const double tw = time([&](int i) { wide(i % sets); }, 1);
       const double tgl = time([&](int i) { CK(cudaGraphLaunch(gl[i % sets], st)); }, gcalls);
       const double tgw = time([&](int i) { CK(cudaGraphLaunch(gw[i % sets], st)); }, gcalls);
-      printf("%s pass %d: direct lib %.2f wide %.2f us; graph20 lib %.2f wide %.2f us per call\n",
-             name, pass, tl, tw, tgl, tgw);
+      const double tv = time([&](int i) { wide2(i % sets); }, 1);
+      const double tgv = time([&](int i) { CK(cudaGraphLaunch(gv[i % sets], st)); }, gcalls);
+      printf(
+          "%s pass %d: direct lib %.2f wide %.2f v2 %.2f us; graph20 lib %.2f wide %.2f v2 "
+          "%.2f us per call\n",
+          name, pass, tl, tw, tv, tgl, tgw, tgv);
     }
     for (auto& x : gl) CK(cudaGraphExecDestroy(x));
     for (auto& x : gw) CK(cudaGraphExecDestroy(x));
+    for (auto& x : gv) CK(cudaGraphExecDestroy(x));
+    CK(cudaFree(dv));
     CK(cudaFree(da));
     CK(cudaFree(db));
     CK(cudaFree(dl));
