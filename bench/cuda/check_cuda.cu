@@ -206,7 +206,7 @@ int main(int argc, char** argv) {
       std::fprintf(
           stderr,
           "usage: check_cuda [quick] [variants | variants=NAME (warp, small, mid, large, mma, "
-          "lane, pairs, wgmma)]\n");
+          "lane, pairs, wgmma, wide)]\n");
       return 2;
     }
   }

@@ -24,16 +24,20 @@ void launch_banded(const banded_args<T>& x, cudaStream_t stream);
 /// batches of small problems (kernels/lane.cuh), and 3xTF32 on Hopper's
 /// warpgroup instruction for single large float problems
 /// (kernels/wgmma_tf32.cu, sm_90a only), warp per problem with paired
-/// output blocks for batches of mid-sized problems (kernels/pairs.cuh).
-enum class kernel_variant { warp, small, mid, large, mma, lane, pairs, wgmma };
+/// output blocks for batches of mid-sized problems (kernels/pairs.cuh), and
+/// the wide tile for single float problems of a few thousand outputs
+/// (kernels/wide.cuh: the taps split over one block's threads).
+enum class kernel_variant { warp, small, mid, large, mma, lane, pairs, wgmma, wide };
 
 /// Every variant, in declaration order.
 inline constexpr kernel_variant all_variants[] = {
-    kernel_variant::warp, kernel_variant::small, kernel_variant::mid,   kernel_variant::large,
-    kernel_variant::mma,  kernel_variant::lane,  kernel_variant::pairs, kernel_variant::wgmma};
+    kernel_variant::warp,  kernel_variant::small, kernel_variant::mid,
+    kernel_variant::large, kernel_variant::mma,   kernel_variant::lane,
+    kernel_variant::pairs, kernel_variant::wgmma, kernel_variant::wide};
 
 /// @param v a variant
-/// @return its name: "warp", "small", "mid", "large", "mma", "lane", "pairs" or "wgmma"
+/// @return its name: "warp", "small", "mid", "large", "mma", "lane", "pairs", "wgmma" or
+///         "wide"
 const char* variant_name(kernel_variant v);
 
 /// Whether variant `v` can compute `c` on this device (the tiled and warp
@@ -121,6 +125,29 @@ bool pairs_preferred(const correlation_view<double>& c);
 void launch_pairs(const correlation_view<float>& c, cudaStream_t stream);
 /// @copydoc launch_pairs(const correlation_view<float>&, cudaStream_t)
 void launch_pairs(const correlation_view<double>& c, cudaStream_t stream);
+
+/// Whether the wide-tile variant can run `c`: one float problem, unit
+/// strides, 16-byte aligned operands, at most 4096 taps (double: never).
+/// @param c the correlation
+/// @return true when launch_variant(kernel_variant::wide, c, ...) may be used
+bool wide_supports(const correlation_view<float>& c);
+/// @copydoc wide_supports(const correlation_view<float>&)
+bool wide_supports(const correlation_view<double>& c);
+
+/// Whether launch_banded takes the wide-tile variant for `c` (single float
+/// problems of 256-2048 taps and 256-4096 outputs: bench/notes/wide2048.md).
+/// @param c the correlation
+/// @return true to dispatch `c` to the wide variant
+bool wide_preferred(const correlation_view<float>& c);
+/// @copydoc wide_preferred(const correlation_view<float>&)
+bool wide_preferred(const correlation_view<double>& c);
+
+/// Launches the wide-tile variant (requires wide_supports(c)).
+/// @param c the correlation
+/// @param stream the stream
+void launch_wide(const correlation_view<float>& c, cudaStream_t stream);
+/// @copydoc launch_wide(const correlation_view<float>&, cudaStream_t)
+void launch_wide(const correlation_view<double>& c, cudaStream_t stream);
 
 /// Launches one kernel variant (explicitly instantiated in kernels/variants.cu).
 /// @param v the variant

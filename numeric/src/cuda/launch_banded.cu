@@ -90,6 +90,7 @@ int tap_split_of(kernel_variant v, const correlation_view<T>& c) {
     case kernel_variant::lane:
     case kernel_variant::wgmma:
     case kernel_variant::pairs:
+    case kernel_variant::wide:
       return 1;
     case kernel_variant::small:
       return tap_split<typename tun::small>(c);
@@ -112,6 +113,8 @@ void launch_banded(const banded_args<T>& x, cudaStream_t stream) {
     launch_variant(kernel_variant::pairs, c, 1, stream);
   } else if (wgmma_first(c)) {
     launch_variant(kernel_variant::wgmma, c, 1, stream);
+  } else if (wide_preferred(c)) {
+    launch_variant(kernel_variant::wide, c, 1, stream);
   } else if (mma_preferred(c)) {
     launch_variant(kernel_variant::mma, c, mma_split(c), stream);
   } else if (lane_preferred(c)) {

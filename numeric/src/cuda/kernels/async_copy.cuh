@@ -21,6 +21,17 @@ __device__ __forceinline__ void async_copy(T* dst, const T* src, bool in) {
                : "memory");
 }
 
+/// Starts copying the 16 bytes at src into the 16 shared bytes at dst (both
+/// 16-byte aligned, all 16 source bytes readable: the copy reads them whole
+/// even when told to copy fewer). The copy allocates in L1, so blocks on one
+/// SM that read the same bytes share them.
+/// @param dst shared-memory destination
+/// @param src global source
+__device__ __forceinline__ void async_copy16(void* dst, const void* src) {
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src) : "memory");
+}
+
 /// Closes the group of the copies this thread issued since the last commit.
 __device__ __forceinline__ void async_commit() {
   asm volatile("cp.async.commit_group;\n" ::: "memory");

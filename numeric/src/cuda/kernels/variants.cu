@@ -33,6 +33,8 @@ void launch_variant(kernel_variant v, const correlation_view<T>& c, int split,
       return;
     case kernel_variant::pairs:
       return launch_pairs(c, stream);
+    case kernel_variant::wide:
+      return launch_wide(c, stream);
   }
 }
 
@@ -54,6 +56,8 @@ const char* variant_name(kernel_variant v) {
       return "wgmma";
     case kernel_variant::pairs:
       return "pairs";
+    case kernel_variant::wide:
+      return "wide";
   }
   return "?";
 }
@@ -66,6 +70,7 @@ bool variant_supports(kernel_variant v, const correlation_view<T>& c) {
     if (v == kernel_variant::wgmma) return wgmma_tf32_supports(c);
   if (v == kernel_variant::wgmma) return false;
   if (v == kernel_variant::pairs) return pairs_supports(c);
+  if (v == kernel_variant::wide) return wide_supports(c);
   return true;
 }
 

@@ -1,0 +1,100 @@
+// Wide-tile variant of a single float correlation (kernels/wide.cuh): launch,
+// support and dispatch rules.
+#include <algorithm>
+#include <cstdint>
+
+#include "../cuda_check.hpp"
+#include "../launch.hpp"
+#include "wide.cuh"
+
+namespace marg::detail::cuda {
+namespace {
+
+/// Taps the variant supports: 4096 needs 257 chunks, so a block of two
+/// groups stays within 1024 threads and 48 KB of shared memory.
+constexpr int wide_max_taps = 4096;
+
+/// Shapes the dispatch sends to the variant: single float problems with
+/// taps and outputs in these ranges, the ones measured faster than the
+/// tiled kernels. Measured on an H100 (bench/notes/wide2048.md, call 3;
+/// graphs of 20, µs per call, library against two groups of 16 outputs per
+/// block): convolve 2048 2.91 against 2.22, grad_p 2048 2.73 against 2.02,
+/// convolve 1024 2.26 against 1.92, 300 x 2000 2.12 against 1.68. Tiles
+/// of two groups from 32 tiles on; fewer tiles keep one group per block
+/// (grad_p of 300 outputs and 2000 taps: 1.82 against 1.98).
+struct wide_dispatch {
+  static constexpr int min_taps = 256;
+  static constexpr int max_taps = 2048;
+  static constexpr int min_out = 256;
+  static constexpr int max_out = 4096;
+  static constexpr int two_groups_from_tiles = 32;
+};
+
+bool aligned16(const void* p) {
+  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
+}
+
+// the unreversed taps of a convolution (lead > 0: taps reversed in the view)
+const float* taps_of(const correlation_view<float>& c) {
+  return c.lead > 0 ? c.a + std::int64_t{c.la - 1} * c.a_step : c.a;
+}
+
+int groups_of(const correlation_view<float>& c) {
+  const std::int64_t tiles = (std::int64_t{c.lout} + wide_tuning::R - 1) / wide_tuning::R;
+  return tiles >= wide_dispatch::two_groups_from_tiles ? 2 : 1;
+}
+
+template <bool Conv, int G>
+void launch_wide_t(const correlation_view<float>& c, cudaStream_t stream) {
+  constexpr int R = wide_tuning::R, U = wide_tuning::U;
+  wide_operands w{taps_of(c), c.la, c.x, c.lx, c.out, c.lout, 0, 0};
+  // chunks of 16 taps a block meets: a convolution's block sees at most
+  // min(lt, lx + 16 G - 1) taps, starting anywhere in a chunk
+  w.ncmax = Conv ? (std::min(w.lt, w.lx + R * G - 1) + 2 * U - 2) / U : (w.lt + U - 1) / U;
+  w.ntg = (w.ncmax + 31) / 32 * 32;
+  const std::size_t floats =
+      wide_skew(U * w.ncmax) + 4 + wide_skew(U * w.ncmax + R * G) + 8;  // taps, pad, x, pad
+  const unsigned blocks = static_cast<unsigned>((std::int64_t{c.lout} + R * G - 1) / (R * G));
+  launch_with({.grid = dim3(blocks),
+               .threads = static_cast<unsigned>(G * w.ntg),
+               .smem = floats * sizeof(float),
+               .early_start = true},
+              stream, kernel_banded_wide<Conv, G>, w);
+}
+
+}  // namespace
+
+bool wide_supports(const correlation_view<float>& c) {
+  const bool conv = c.lead > 0;
+  // a convolution's view reverses its taps (a_step -1); a gradient reads them
+  // forwards; one tap has no direction
+  const bool unit_taps = c.la == 1 || c.a_step == (conv ? -1 : 1);
+  return c.batch == 1 && unit_taps && c.x_step == 1 && c.out_step == 1 &&
+         (!conv || c.lead == c.la - 1) && c.la >= 1 && c.la <= wide_max_taps && c.lout >= 1 &&
+         aligned16(taps_of(c)) && aligned16(c.x);
+}
+bool wide_supports(const correlation_view<double>&) {
+  return false;
+}
+bool wide_preferred(const correlation_view<float>& c) {
+  using d = wide_dispatch;
+  return c.la >= d::min_taps && c.la <= d::max_taps && c.lout >= d::min_out &&
+         c.lout <= d::max_out && wide_supports(c);
+}
+bool wide_preferred(const correlation_view<double>&) {
+  return false;
+}
+void launch_wide(const correlation_view<float>& c, cudaStream_t stream) {
+  MARG_EXPECTS(wide_supports(c), "marg: the wide variant does not support these operands");
+  const bool conv = c.lead > 0;
+  const int g = groups_of(c);
+  if (conv)
+    g == 2 ? launch_wide_t<true, 2>(c, stream) : launch_wide_t<true, 1>(c, stream);
+  else
+    g == 2 ? launch_wide_t<false, 2>(c, stream) : launch_wide_t<false, 1>(c, stream);
+}
+void launch_wide(const correlation_view<double>&, cudaStream_t) {
+  MARG_EXPECTS(false, "marg: the wide variant computes float only");
+}
+
+}  // namespace marg::detail::cuda

@@ -1,0 +1,158 @@
+// Wide-tile variant of a single float correlation (kernel_variant::wide): a
+// block owns G groups of 16 outputs and every tap that meets them. Its threads
+// split the taps, 16 each, so each thread does 16 x 16 FMA from registers;
+// the block then reduces in the warp (a reduce-scatter of shuffles) and across
+// warps through 2 KB of shared memory. One staging round trip and one barrier
+// per block, no cluster: the tiled kernels' tap split over a cluster pays two
+// cluster-scope releases on the critical path (bench/notes/small2048.md).
+// Unit strides and 16-byte aligned operands only. Measured in
+// bench/notes/wide2048.md. Not installed.
+#pragma once
+
+#include <cstdint>
+
+#include "async_copy.cuh"
+#include "cluster.cuh"
+#include "correlation.cuh"
+
+namespace marg::detail::cuda {
+
+/// Shape constants of the wide kernel.
+struct wide_tuning {
+  static constexpr int R = 16;  ///< outputs per thread and per group
+  static constexpr int U = 16;  ///< taps per thread
+};
+
+/// The operands as the wide kernel reads them. A convolution is
+/// out_j = sum_i t_i x_{j-i} (t the shorter operand, not reversed); a gradient
+/// is the correlation out_j = sum_k t_k x_{j+k}.
+struct wide_operands {
+  const float* t;  ///< taps, 16-byte aligned, unit stride
+  int lt;          ///< number of taps
+  const float* x;  ///< the other operand, 16-byte aligned, unit stride
+  int lx;          ///< its length
+  float* out;      ///< outputs, unit stride
+  int lout;        ///< number of outputs
+  int ncmax;       ///< 16-tap chunks a block may meet (shared-memory layout)
+  int ntg;         ///< threads per group (>= ncmax, whole warps)
+};
+
+/// Shared-memory index of element i of a staged row: 16 bytes of padding
+/// every 128, so that the 16-byte loads of 8 lanes 64 bytes apart hit
+/// distinct banks.
+__host__ __device__ constexpr int wide_skew(int i) {
+  return i + 4 * (i >> 5);
+}
+
+/// Reduce-scatter step: lanes 2H apart swap halves of acc[0, 2H) and add, so
+/// that acc[0, H) holds the pair's sums of the half this lane keeps.
+template <int H>
+__device__ __forceinline__ void wide_scatter(float (&acc)[wide_tuning::R], int lane) {
+  const bool up = lane & (2 * H);
+#pragma unroll
+  for (int i = 0; i < H; ++i) {
+    const float keep = up ? acc[i + H] : acc[i], give = up ? acc[i] : acc[i + H];
+    acc[i] = keep + __shfl_xor_sync(0xffffffffu, give, 2 * H);
+  }
+}
+
+/// Stages the 4 floats at src, of which the first n (0..4) lie inside the
+/// row, into dst (16-byte aligned): a whole vector by one 16-byte copy, a
+/// partial one element by element (a 16-byte copy would read past the row's
+/// end), an empty one as zeros.
+/// @param dst shared-memory destination
+/// @param src the vector's first element
+/// @param row any readable element of the row (the source of skipped copies)
+/// @param n elements inside the row
+__device__ __forceinline__ void wide_stage4(float* dst, const float* src, const float* row, int n) {
+  if (n == 4) {
+    async_copy16(dst, src);
+  } else if (n <= 0) {
+    *reinterpret_cast<float4*>(dst) = make_float4(0.f, 0.f, 0.f, 0.f);
+  } else {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) async_copy(dst + e, e < n ? src + e : row, e < n);
+  }
+}
+
+/// One block per 16 G outputs; thread (g, c) of the block computes outputs
+/// 16 g + [0, 16) of the block's tile over the block's taps chunk c.
+/// Launched with early start (it waits for the previous kernel first).
+template <bool Conv, int G>
+__global__ void __launch_bounds__(1024) kernel_banded_wide(wide_operands w) {
+  constexpr int R = wide_tuning::R, U = wide_tuning::U;
+  extern __shared__ __align__(16) float wide_smem[];
+  __shared__ float red[32][R];
+  await_previous_kernel();
+  float* T = wide_smem;
+  float* W = wide_smem + wide_skew(U * w.ncmax) + 4;
+  const int j0 = blockIdx.x * R * G, tid = threadIdx.x, nt = blockDim.x;
+  // the block's taps: chunks c_lo .. c_lo + nc - 1 of 16
+  int c_lo = 0, nc;
+  if (Conv) {
+    const int ilo = max(0, j0 - (w.lx - 1)), ihi = min(w.lt - 1, j0 + R * G - 1);
+    c_lo = ilo / U;
+    nc = ihi >= ilo ? ihi / U - c_lo + 1 : 0;
+  } else {
+    const int khi = min(w.lt - 1, w.lx - 1 - j0);
+    nc = khi >= 0 ? khi / U + 1 : 0;
+  }
+  // stage taps [U c_lo, U (c_lo + nc)) and the x values they meet, zeros
+  // outside the rows; origins are multiples of 16 elements, so a vector of x
+  // lies wholly before the row or starts inside it
+  const int tbase = U * c_lo;
+  const int xbase = Conv ? j0 - U * (c_lo + nc - 1) - U : j0;
+  for (int v = tid; v < 4 * nc; v += nt) {
+    const int e = tbase + 4 * v;
+    wide_stage4(T + wide_skew(4 * v), w.t + e, w.t, min(4, w.lt - e));
+  }
+  for (int v = tid; v < 4 * nc + 4 * G; v += nt) {
+    const int e = xbase + 4 * v;
+    wide_stage4(W + wide_skew(4 * v), e < 0 ? w.x : w.x + e, w.x, e < 0 ? 0 : min(4, w.lx - e));
+  }
+  async_commit();
+  async_wait<0>();
+  __syncthreads();
+  const int g = tid / w.ntg, c = tid - g * w.ntg;
+  float acc[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) acc[r] = 0.f;
+  if (c < nc) {
+    float a[U], x[U + R];
+    const int wb = R * g + (Conv ? U * (nc - 1 - c) : U * c);
+#pragma unroll
+    for (int i = 0; i < U / 4; ++i) {
+      const float4 v = *reinterpret_cast<const float4*>(T + wide_skew(U * c + 4 * i));
+      a[4 * i] = v.x, a[4 * i + 1] = v.y, a[4 * i + 2] = v.z, a[4 * i + 3] = v.w;
+    }
+#pragma unroll
+    for (int i = 0; i < (U + R) / 4; ++i) {
+      const float4 v = *reinterpret_cast<const float4*>(W + wide_skew(wb + 4 * i));
+      x[4 * i] = v.x, x[4 * i + 1] = v.y, x[4 * i + 2] = v.z, x[4 * i + 3] = v.w;
+    }
+    // conv: x_{j-i} for output r and tap u sits at W[wb + 16 + r - u];
+    // correlation: x_{j+k} at W[wb + r + u]
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+      for (int r = 0; r < R; ++r) acc[r] = fmaf(a[u], x[Conv ? U + r - u : r + u], acc[r]);
+  }
+  // after the steps lane l holds output l >> 1 summed over the lanes that
+  // differ from it in bits 1-4; the last shuffle adds bit 0
+  const int lane = tid & 31, warp = tid >> 5;
+  wide_scatter<8>(acc, lane);
+  wide_scatter<4>(acc, lane);
+  wide_scatter<2>(acc, lane);
+  wide_scatter<1>(acc, lane);
+  acc[0] += __shfl_xor_sync(0xffffffffu, acc[0], 1);
+  if ((lane & 1) == 0) red[warp][lane >> 1] = acc[0];
+  __syncthreads();
+  if (tid < R * G && j0 + tid < w.lout) {
+    const int w0 = tid / R * (w.ntg / 32);
+    float s = red[w0][tid % R];
+    for (int k = 1; k < w.ntg / 32; ++k) s += red[w0 + k][tid % R];
+    w.out[j0 + tid] = s;
+  }
+}
+
+}  // namespace marg::detail::cuda
