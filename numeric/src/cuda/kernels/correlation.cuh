@@ -32,6 +32,20 @@ struct correlation_view {
   int batch;               ///< number of problems
 };
 
+/// @return whether p is 16-byte aligned (what 16-byte vector loads and
+///         copies need)
+template <class T>
+__host__ __device__ bool aligned16(const T* p) {
+  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
+}
+
+/// @return the first tap of `c`'s taps row in memory order (a reversed row,
+///         as a convolution's, starts at its last tap)
+template <class T>
+__host__ __device__ const T* taps_row(const correlation_view<T>& c) {
+  return c.a_step < 0 ? c.a + std::int64_t{c.la - 1} * c.a_step : c.a;
+}
+
 /// Maps a banded product onto a correlation.
 /// convolve: taps = the shorter operand reversed, x = the longer, lead = taps - 1;
 /// grad_p: taps = q, x = g; grad_q: taps = p, x = g (lead 0).

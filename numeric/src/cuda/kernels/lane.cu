@@ -167,12 +167,12 @@ bool launch_lane_tma(const correlation_view<T>& c, lane_bulk_shape s, const lane
   const bool run = s.run_x;
   // a box starts at a 16-byte column (H200: illegal instruction otherwise),
   // so the reversed taps' front padding must be whole 16-byte units
-  if (c.a_batch <= 0 || c.a_batch % V != 0 || !lane_aligned(lane_taps_row(c)) || s.pa > 256 ||
+  if (c.a_batch <= 0 || c.a_batch % V != 0 || !aligned16(taps_row(c)) || s.pa > 256 ||
       s.off_a % V != 0)
     return false;
   if (run) {
     if (std::int64_t{c.batch} * c.lx + lane_box_run > INT_MAX) return false;
-  } else if (c.x_step != 1 || c.x_batch <= 0 || c.x_batch % V != 0 || !lane_aligned(c.x) ||
+  } else if (c.x_step != 1 || c.x_batch <= 0 || c.x_batch % V != 0 || !aligned16(c.x) ||
              s.px > 256) {
     return false;
   }
@@ -208,7 +208,7 @@ bool launch_lane_tma(const correlation_view<T>& c, lane_bulk_shape s, const lane
   // (a forward staggers its first copies for either instance, set above)
   const int teams = sizeof(T) == 4 && (run || s.groups <= 2 * multiprocessors()) ? 2 : 1;
   CUtensorMap ma{}, mx{};
-  if (!encode_map(ma, 2, lane_taps_row(c), static_cast<std::uint64_t>(c.la),
+  if (!encode_map(ma, 2, taps_row(c), static_cast<std::uint64_t>(c.la),
                   static_cast<std::uint64_t>(c.batch), static_cast<std::uint64_t>(c.a_batch),
                   static_cast<unsigned>(s.pa), C::P))
     return false;

@@ -66,19 +66,6 @@ struct lane_bulk_shape {
   }
 };
 
-/// @return whether p is 16-byte aligned
-template <class T>
-__host__ __device__ bool lane_aligned(const T* p) {
-  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
-}
-
-/// @return the first tap of a row in memory order (a reversed row starts at
-///         its last tap)
-template <class T>
-__host__ __device__ const T* lane_taps_row(const correlation_view<T>& c) {
-  return c.a_step < 0 ? c.a + std::int64_t{c.la - 1} * c.a_step : c.a;
-}
-
 /// The bulk layout of `c`.
 template <class T>
 __host__ __device__ lane_bulk_shape lane_bulk_shape_of(const correlation_view<T>& c) {
@@ -101,14 +88,14 @@ __host__ __device__ lane_bulk_shape lane_bulk_shape_of(const correlation_view<T>
   // keep 16-byte writes of lanes p and p + 4 apart: 2-way bank conflicts at
   // lout = 64 instead of 8), else an odd number of 16-byte units
   s.quads = s.js == 0 && c.lout % C::G == 0;
-  const bool packed = c.out_step == 1 && c.out_batch == c.lout && lane_aligned(c.out) &&
+  const bool packed = c.out_step == 1 && c.out_batch == c.lout && aligned16(c.out) &&
                       (std::int64_t{C::P} * c.lout * sizeof(T)) % 16 == 0;
   s.po = !s.quads ? c.lout | 1 : packed && c.lout % V == 0 ? c.lout : lane_pitch<T>(c.lout);
   s.rot = s.quads && s.po / V % 2 == 0;
   s.groups = (c.batch + C::P - 1) / C::P;
   s.vec_a = (c.a_step == 1 || c.a_step == -1) && c.la % V == 0 && c.a_batch % V == 0 &&
-            lane_aligned(lane_taps_row(c));
-  s.vec_x = c.x_step == 1 && c.lx % V == 0 && c.x_batch % V == 0 && lane_aligned(c.x);
+            aligned16(taps_row(c));
+  s.vec_x = c.x_step == 1 && c.lx % V == 0 && c.x_batch % V == 0 && aligned16(c.x);
   // a gradient's x rows (2n - 1 values, back to back) are not 16-byte runs,
   // but a group's P rows are one aligned run: copied by 16-byte units and
   // read in place at row offset lx p with scalar loads (odd lx: conflict-free)
@@ -117,7 +104,7 @@ __host__ __device__ lane_bulk_shape lane_bulk_shape_of(const correlation_view<T>
   // row (outputs past lout, dropped, read the next row); the last read of
   // row P - 1 stays below P px. X index = x index then (t_base 0).
   s.run_x = !s.vec_x && c.x_step == 1 && c.x_batch == c.lx && c.lx % 2 == 1 && c.lead == 0 &&
-            c.a_step > 0 && c.la % C::G == 0 && c.lx >= c.lout + c.la - 1 && lane_aligned(c.x) &&
+            c.a_step > 0 && c.la % C::G == 0 && c.lx >= c.lout + c.la - 1 && aligned16(c.x) &&
             C::P * c.lx + s.nblk * C::R + s.la4 <= C::P * s.px;
   return s;
 }
@@ -262,7 +249,7 @@ __device__ void lane_vec_stage(const correlation_view<T>& c, const lane_bulk_sha
   const int live = static_cast<int>(dmin(std::int64_t{C::P}, c.batch - g * C::P));
   const std::int64_t b0 = g * C::P;
   // taps copied forward in memory order (reversed rows read backwards)
-  lane_copy_rows(s.vec_a, c.a_batch == 0 ? 1 : live, c.la, lane_taps_row(c) + b0 * c.a_batch,
+  lane_copy_rows(s.vec_a, c.a_batch == 0 ? 1 : live, c.la, taps_row(c) + b0 * c.a_batch,
                  c.a_step < 0 ? -c.a_step : c.a_step, c.a_batch, buf + s.off_a, s.pa, t, nt);
   if constexpr (Run)
     lane_copy_run(live * c.lx, c.x + b0 * c.x_batch, buf + C::P * s.pa, t, nt);
@@ -330,7 +317,7 @@ __device__ __forceinline__ lane_out lane_out_of(const correlation_view<T>& c,
                                                 const lane_bulk_shape& s, std::int64_t g) {
   using C = lane_tuning;
   constexpr int V = 16 / static_cast<int>(sizeof(T));
-  if (c.out_step != 1 || !lane_aligned(c.out)) return lane_out::elements;
+  if (c.out_step != 1 || !aligned16(c.out)) return lane_out::elements;
   if ((g + 1) * C::P <= c.batch && c.out_batch == c.lout && s.po == c.lout &&
       (std::int64_t{C::P} * c.lout * sizeof(T)) % 16 == 0)
     return lane_out::slab;

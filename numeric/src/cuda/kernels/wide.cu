@@ -30,15 +30,6 @@ struct wide_dispatch {
   static constexpr int two_groups_from_tiles = 32;
 };
 
-bool aligned16(const void* p) {
-  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
-}
-
-// the unreversed taps of a convolution (lead > 0: taps reversed in the view)
-const float* taps_of(const correlation_view<float>& c) {
-  return c.lead > 0 ? c.a + std::int64_t{c.la - 1} * c.a_step : c.a;
-}
-
 int groups_of(const correlation_view<float>& c) {
   const std::int64_t tiles = (std::int64_t{c.lout} + wide_tuning::R - 1) / wide_tuning::R;
   return tiles >= wide_dispatch::two_groups_from_tiles ? 2 : 1;
@@ -47,13 +38,12 @@ int groups_of(const correlation_view<float>& c) {
 template <bool Conv, int G>
 void launch_wide_t(const correlation_view<float>& c, cudaStream_t stream) {
   constexpr int R = wide_tuning::R, U = wide_tuning::U;
-  wide_operands w{taps_of(c), c.la, c.x, c.lx, c.out, c.lout, 0, 0};
+  wide_operands w{taps_row(c), c.la, c.x, c.lx, c.out, c.lout, 0, 0};
   // chunks of 16 taps a block meets: a convolution's block sees at most
   // min(lt, lx + 16 G - 1) taps, starting anywhere in a chunk
   w.ncmax = Conv ? (std::min(w.lt, w.lx + R * G - 1) + 2 * U - 2) / U : (w.lt + U - 1) / U;
   w.ntg = (w.ncmax + 31) / 32 * 32;
-  const std::size_t floats =
-      wide_skew(U * w.ncmax) + 4 + wide_skew(U * w.ncmax + R * G) + 8;  // taps, pad, x, pad
+  const std::size_t floats = wide_smem_floats(w.ncmax, G);
   const unsigned blocks = static_cast<unsigned>((std::int64_t{c.lout} + R * G - 1) / (R * G));
   launch_with({.grid = dim3(blocks),
                .threads = static_cast<unsigned>(G * w.ntg),
@@ -71,7 +61,7 @@ bool wide_supports(const correlation_view<float>& c) {
   const bool unit_taps = c.la == 1 || c.a_step == (conv ? -1 : 1);
   return c.batch == 1 && unit_taps && c.x_step == 1 && c.out_step == 1 &&
          (!conv || c.lead == c.la - 1) && c.la >= 1 && c.la <= wide_max_taps && c.lout >= 1 &&
-         aligned16(taps_of(c)) && aligned16(c.x);
+         aligned16(taps_row(c)) && aligned16(c.x);
 }
 bool wide_supports(const correlation_view<double>&) {
   return false;

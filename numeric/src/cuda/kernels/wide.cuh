@@ -44,6 +44,18 @@ __host__ __device__ constexpr int wide_skew(int i) {
   return i + 4 * (i >> 5);
 }
 
+/// Shared-memory layout of a block meeting at most `ncmax` chunks of taps:
+/// the taps from element 0, the x values from wide_x_at(ncmax).
+/// @return the element where the x values start (16-byte aligned)
+__host__ __device__ constexpr int wide_x_at(int ncmax) {
+  return wide_skew(wide_tuning::U * ncmax) + 4;
+}
+
+/// @return the dynamic shared memory of a block of G groups, in floats
+__host__ __device__ constexpr int wide_smem_floats(int ncmax, int groups) {
+  return wide_x_at(ncmax) + wide_skew(wide_tuning::U * ncmax + wide_tuning::R * groups) + 8;
+}
+
 /// Reduce-scatter step: lanes 2H apart swap halves of acc[0, 2H) and add, so
 /// that acc[0, H) holds the pair's sums of the half this lane keeps.
 template <int H>
@@ -85,7 +97,7 @@ __global__ void __launch_bounds__(1024) kernel_banded_wide(wide_operands w) {
   __shared__ float red[32][R];
   await_previous_kernel();
   float* T = wide_smem;
-  float* W = wide_smem + wide_skew(U * w.ncmax) + 4;
+  float* W = wide_smem + wide_x_at(w.ncmax);
   const int j0 = blockIdx.x * R * G, tid = threadIdx.x, nt = blockDim.x;
   // the block's taps: chunks c_lo .. c_lo + nc - 1 of 16
   int c_lo = 0, nc;
