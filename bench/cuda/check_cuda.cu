@@ -30,8 +30,9 @@ using marg::detail::cuda::kernel_variant;
 using marg::detail::cuda::variant_name;
 
 int failures = 0;
-bool forced_variants = false;  // `variants`: also every variant forced
-int only_variant = -1;         // `variants=NAME`: only that one forced (and no dispatch run)
+std::int64_t checked[2] = {0, 0};  // cases compared with the reference: float, double
+bool forced_variants = false;      // `variants`: also every variant forced
+int only_variant = -1;             // `variants=NAME`: only that one forced (and no dispatch run)
 
 // one case; `forced` >= 0: that kernel_variant launched directly (device
 // pointers only; returns without counting when the variant does not support it)
@@ -103,6 +104,7 @@ void one_as(banded_op op, int m, int n, int inc_a, int inc_b, int inc_out, int b
   const double tol = sizeof(T) == 4 ? 1e-5 : 1e-12;
   const bool ok = worst <= tol && negatives == 0 && clobbered == 0;
   if (!ok) ++failures;
+  ++checked[sizeof(T) == 8];
   if (!ok || m * std::int64_t{n} * batch > (1 << 26))
     std::printf(
         "%s %s %s op=%d m=%d n=%d inc=%d,%d,%d batch=%d bcast=%d dev=%d seed=%llu: "
@@ -217,6 +219,13 @@ int main(int argc, char** argv) {
   marg::set_backend(marg::backend::cuda);
   sweep<float>(quick);
   sweep<double>(quick);
-  std::printf("check_cuda: %d failure(s)\n", failures);
+  // the count shows how many cases ran: a variant skips the cases it does
+  // not support, and a sweep that ran none would otherwise pass silently
+  std::printf("check_cuda: %d failure(s) in %lld float and %lld double cases\n", failures,
+              static_cast<long long>(checked[0]), static_cast<long long>(checked[1]));
+  if (checked[0] + checked[1] == 0) {
+    std::printf("check_cuda: no case ran\n");
+    return 1;
+  }
   return failures == 0 ? 0 : 1;
 }

@@ -25,7 +25,7 @@ void launch_banded(const banded_args<T>& x, cudaStream_t stream);
 /// warpgroup instruction for single large float problems
 /// (kernels/wgmma_tf32.cu, sm_90a only), warp per problem with paired
 /// output blocks for batches of mid-sized problems (kernels/pairs.cuh), and
-/// the wide tile for single float problems of a few thousand outputs
+/// the wide tile for single problems of a few thousand outputs
 /// (kernels/wide.cuh: the taps split over one block's threads).
 enum class kernel_variant { warp, small, mid, large, mma, lane, pairs, wgmma, wide };
 
@@ -126,16 +126,17 @@ void launch_pairs(const correlation_view<float>& c, cudaStream_t stream);
 /// @copydoc launch_pairs(const correlation_view<float>&, cudaStream_t)
 void launch_pairs(const correlation_view<double>& c, cudaStream_t stream);
 
-/// Whether the wide-tile variant can run `c`: one float problem, unit
-/// strides, 16-byte aligned operands, at most 4096 taps (double: never).
+/// Whether the wide-tile variant can run `c`: one problem, unit strides,
+/// 16-byte aligned operands, at most 4096 taps (float) or 2048 (double).
 /// @param c the correlation
 /// @return true when launch_variant(kernel_variant::wide, c, ...) may be used
 bool wide_supports(const correlation_view<float>& c);
 /// @copydoc wide_supports(const correlation_view<float>&)
 bool wide_supports(const correlation_view<double>& c);
 
-/// Whether launch_banded takes the wide-tile variant for `c` (single float
-/// problems of 256-2048 taps and 256-4096 outputs: bench/notes/wide2048.md).
+/// Whether launch_banded takes the wide-tile variant for `c` (single
+/// problems of 256-2048 taps and 256-4096 outputs in float, 128-2048 taps
+/// and 128-6000 outputs in double: bench/notes/wide2048.md).
 /// @param c the correlation
 /// @return true to dispatch `c` to the wide variant
 bool wide_preferred(const correlation_view<float>& c);

@@ -1,5 +1,5 @@
-// Wide-tile variant of a single float correlation (kernels/wide.cuh): launch,
-// support and dispatch rules.
+// Wide-tile variant of a single float or double correlation
+// (kernels/wide.cuh): launch, support and dispatch rules.
 #include <algorithm>
 #include <cstdint>
 
@@ -10,81 +10,105 @@
 namespace marg::detail::cuda {
 namespace {
 
-/// Taps the variant supports: 4096 needs 257 chunks, so a block of two
-/// groups stays within 1024 threads and 48 KB of shared memory.
-constexpr int wide_max_taps = 4096;
+/// Taps the variant supports: float 4096 needs 257 chunks, so a block of two
+/// groups stays within 1024 threads and 48 KB of shared memory; double 2048
+/// needs 129 chunks, two groups of 160 threads within its 512 and 34 KB.
+template <class T>
+constexpr int wide_max_taps = sizeof(T) == 4 ? 4096 : 2048;
 
-/// Shapes the dispatch sends to the variant: single float problems with
-/// taps and outputs in these ranges, the ones measured faster than the
-/// tiled kernels. Measured on an H100 (bench/notes/wide2048.md, call 3;
-/// graphs of 20, µs per call, library against two groups of 16 outputs per
-/// block): convolve 2048 2.91 against 2.22, grad_p 2048 2.73 against 2.02,
-/// convolve 1024 2.26 against 1.92, 300 x 2000 2.12 against 1.68. Tiles
-/// of two groups from 32 tiles on; fewer tiles keep one group per block
-/// (grad_p of 300 outputs and 2000 taps: 1.82 against 1.98).
+/// Shapes the dispatch sends to the variant: single problems with taps and
+/// outputs in these ranges, the ones measured faster than the tiled kernels.
+/// Float, on an H100 (bench/notes/wide2048.md, call 3; graphs of 20, µs per
+/// call, library against two groups of 16 outputs per block): convolve 2048
+/// 2.91 against 2.22, grad_p 2048 2.73 against 2.02, convolve 1024 2.26
+/// against 1.92, 300 x 2000 2.12 against 1.68. Double, on an H100
+/// (bench/notes/wide2048.md, round 18): faster in all 18 shapes of 128-2048
+/// taps and 128-5999 outputs (convolve 2048 3.98 against 2.97, 4000 x 2000
+/// 5.01 against 3.82, 128 x 128 2.13 against 1.91), not at 8 taps (1.66
+/// against 1.82).
+template <class T>
 struct wide_dispatch {
-  static constexpr int min_taps = 256;
+  static constexpr int min_taps = sizeof(T) == 4 ? 256 : 128;
   static constexpr int max_taps = 2048;
-  static constexpr int min_out = 256;
-  static constexpr int max_out = 4096;
-  static constexpr int two_groups_from_tiles = 32;
+  static constexpr int min_out = sizeof(T) == 4 ? 256 : 128;
+  static constexpr int max_out = sizeof(T) == 4 ? 4096 : 6000;
 };
 
-int groups_of(const correlation_view<float>& c) {
+/// Tiles of two groups from 32 tiles on; fewer tiles keep one group per
+/// block (float grad_p of 300 outputs and 2000 taps: 1.82 against 1.98).
+constexpr int wide_two_groups_from_tiles = 32;
+
+template <class T>
+int groups_of(const correlation_view<T>& c) {
   const std::int64_t tiles = (std::int64_t{c.lout} + wide_tuning::R - 1) / wide_tuning::R;
-  return tiles >= wide_dispatch::two_groups_from_tiles ? 2 : 1;
+  return tiles >= wide_two_groups_from_tiles ? 2 : 1;
 }
 
-template <bool Conv, int G>
-void launch_wide_t(const correlation_view<float>& c, cudaStream_t stream) {
+template <class T, bool Conv, int G>
+void launch_wide_t(const correlation_view<T>& c, cudaStream_t stream) {
   constexpr int R = wide_tuning::R, U = wide_tuning::U;
-  wide_operands w{taps_row(c), c.la, c.x, c.lx, c.out, c.lout, 0, 0};
+  wide_operands<T> w{taps_row(c), c.la, c.x, c.lx, c.out, c.lout, 0, 0};
   // chunks of 16 taps a block meets: a convolution's block sees at most
   // min(lt, lx + 16 G - 1) taps, starting anywhere in a chunk
   w.ncmax = Conv ? (std::min(w.lt, w.lx + R * G - 1) + 2 * U - 2) / U : (w.lt + U - 1) / U;
   w.ntg = (w.ncmax + 31) / 32 * 32;
-  const std::size_t floats = wide_smem_floats(w.ncmax, G);
+  const std::size_t elems = wide_smem_elems<T>(w.ncmax, G);
   const unsigned blocks = static_cast<unsigned>((std::int64_t{c.lout} + R * G - 1) / (R * G));
   launch_with({.grid = dim3(blocks),
                .threads = static_cast<unsigned>(G * w.ntg),
-               .smem = floats * sizeof(float),
+               .smem = elems * sizeof(T),
                .early_start = true},
-              stream, kernel_banded_wide<Conv, G>, w);
+              stream, kernel_banded_wide<T, Conv, G>, w);
 }
 
-}  // namespace
-
-bool wide_supports(const correlation_view<float>& c) {
+template <class T>
+bool supports(const correlation_view<T>& c) {
   const bool conv = c.lead > 0;
   // a convolution's view reverses its taps (a_step -1); a gradient reads them
   // forwards; one tap has no direction
   const bool unit_taps = c.la == 1 || c.a_step == (conv ? -1 : 1);
   return c.batch == 1 && unit_taps && c.x_step == 1 && c.out_step == 1 &&
-         (!conv || c.lead == c.la - 1) && c.la >= 1 && c.la <= wide_max_taps && c.lout >= 1 &&
+         (!conv || c.lead == c.la - 1) && c.la >= 1 && c.la <= wide_max_taps<T> && c.lout >= 1 &&
          aligned16(taps_row(c)) && aligned16(c.x);
 }
-bool wide_supports(const correlation_view<double>&) {
-  return false;
-}
-bool wide_preferred(const correlation_view<float>& c) {
-  using d = wide_dispatch;
+
+template <class T>
+bool preferred(const correlation_view<T>& c) {
+  using d = wide_dispatch<T>;
   return c.la >= d::min_taps && c.la <= d::max_taps && c.lout >= d::min_out &&
-         c.lout <= d::max_out && wide_supports(c);
+         c.lout <= d::max_out && supports(c);
 }
-bool wide_preferred(const correlation_view<double>&) {
-  return false;
-}
-void launch_wide(const correlation_view<float>& c, cudaStream_t stream) {
-  MARG_EXPECTS(wide_supports(c), "marg: the wide variant does not support these operands");
+
+template <class T>
+void launch(const correlation_view<T>& c, cudaStream_t stream) {
+  MARG_EXPECTS(supports(c), "marg: the wide variant does not support these operands");
   const bool conv = c.lead > 0;
   const int g = groups_of(c);
   if (conv)
-    g == 2 ? launch_wide_t<true, 2>(c, stream) : launch_wide_t<true, 1>(c, stream);
+    g == 2 ? launch_wide_t<T, true, 2>(c, stream) : launch_wide_t<T, true, 1>(c, stream);
   else
-    g == 2 ? launch_wide_t<false, 2>(c, stream) : launch_wide_t<false, 1>(c, stream);
+    g == 2 ? launch_wide_t<T, false, 2>(c, stream) : launch_wide_t<T, false, 1>(c, stream);
 }
-void launch_wide(const correlation_view<double>&, cudaStream_t) {
-  MARG_EXPECTS(false, "marg: the wide variant computes float only");
+
+}  // namespace
+
+bool wide_supports(const correlation_view<float>& c) {
+  return supports(c);
+}
+bool wide_supports(const correlation_view<double>& c) {
+  return supports(c);
+}
+bool wide_preferred(const correlation_view<float>& c) {
+  return preferred(c);
+}
+bool wide_preferred(const correlation_view<double>& c) {
+  return preferred(c);
+}
+void launch_wide(const correlation_view<float>& c, cudaStream_t stream) {
+  launch(c, stream);
+}
+void launch_wide(const correlation_view<double>& c, cudaStream_t stream) {
+  launch(c, stream);
 }
 
 }  // namespace marg::detail::cuda
