@@ -135,8 +135,7 @@ bool wide_supports(const correlation_view<float>& c);
 bool wide_supports(const correlation_view<double>& c);
 
 /// Whether launch_banded takes the wide-tile variant for `c` (single
-/// problems of 256-2048 taps and 256-4096 outputs in float, 128-2048 taps
-/// and 128-6000 outputs in double: bench/notes/wide2048.md).
+/// problems of 64-2048 taps and 64-10000 outputs: bench/notes/wide2048.md).
 /// @param c the correlation
 /// @return true to dispatch `c` to the wide variant
 bool wide_preferred(const correlation_view<float>& c);

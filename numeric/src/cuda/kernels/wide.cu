@@ -16,22 +16,21 @@ namespace {
 template <class T>
 constexpr int wide_max_taps = sizeof(T) == 4 ? 4096 : 2048;
 
-/// Shapes the dispatch sends to the variant: single problems with taps and
-/// outputs in these ranges, the ones measured faster than the tiled kernels.
-/// Float, on an H100 (bench/notes/wide2048.md, call 3; graphs of 20, µs per
-/// call, library against two groups of 16 outputs per block): convolve 2048
-/// 2.91 against 2.22, grad_p 2048 2.73 against 2.02, convolve 1024 2.26
-/// against 1.92, 300 x 2000 2.12 against 1.68. Double, on an H100
-/// (bench/notes/wide2048.md, round 18): faster in all 18 shapes of 128-2048
-/// taps and 128-5999 outputs (convolve 2048 3.98 against 2.97, 4000 x 2000
-/// 5.01 against 3.82, 128 x 128 2.13 against 1.91), not at 8 taps (1.66
-/// against 1.82).
-template <class T>
+/// Shapes the dispatch sends to the variant: single problems of 64-2048 taps
+/// and 64-10000 outputs, float and double, the range measured against the
+/// tiled kernels (bench/notes/wide2048.md; H100, graphs of 20, µs per call,
+/// tiled against wide). Float: convolve 2048 2.91 against 2.22 (call 3),
+/// convolve 8000 x 1000 6.71 against 2.35, grad_p 2048 x 64 2.21 against
+/// 1.57 (round 18, call 4). Double: convolve 2048 3.98 against 2.97, 128 x
+/// 128 2.13 against 1.91 (round 18), convolve 8000 x 2000 7.36 against 5.00
+/// (call 4). The largest loss in the range: 0.05 µs (float convolve 2048 x
+/// 64, double grad_p 64 x 64); at 8 taps the tiled kernels win (double
+/// convolve 2048 x 8 1.65 against 1.82).
 struct wide_dispatch {
-  static constexpr int min_taps = sizeof(T) == 4 ? 256 : 128;
+  static constexpr int min_taps = 64;
   static constexpr int max_taps = 2048;
-  static constexpr int min_out = sizeof(T) == 4 ? 256 : 128;
-  static constexpr int max_out = sizeof(T) == 4 ? 4096 : 6000;
+  static constexpr int min_out = 64;
+  static constexpr int max_out = 10000;
 };
 
 /// Tiles of two groups from 32 tiles on; fewer tiles keep one group per
@@ -74,7 +73,7 @@ bool supports(const correlation_view<T>& c) {
 
 template <class T>
 bool preferred(const correlation_view<T>& c) {
-  using d = wide_dispatch<T>;
+  using d = wide_dispatch;
   return c.la >= d::min_taps && c.la <= d::max_taps && c.lout >= d::min_out &&
          c.lout <= d::max_out && supports(c);
 }
