@@ -92,23 +92,6 @@ __device__ __forceinline__ void dmma(double (&d)[4], const double (&a)[KM / 2],
   }
 }
 
-/// Where tile n of output warp wj starts, in tiles of 128 outputs from the
-/// block's first output. With one output warp the tiles are in order. With
-/// several (and an even NT) warp wj takes the tiles in outside-in pairs (wj
-/// with the block's last tile minus wj, and so on): a convolution's band
-/// covers a block's outer tiles with fewer taps than its inner ones, so the
-/// pairs give every warp about the same number of steps, and the block's
-/// stages wait less on their busiest warp.
-template <class C>
-__host__ __device__ constexpr int mma_f64_tile(int wj, int n) {
-  if constexpr (C::WJ == 1 || C::NT % 2 != 0) {
-    return wj * C::NT + n;
-  } else {
-    const int p = n / 2 * C::WJ + wj;
-    return n % 2 == 0 ? p : C::NT * C::WJ - 1 - p;
-  }
-}
-
 /// The work of one block of the FP64 tensor-core kernel.
 template <class C>
 struct mma_f64_agent {
@@ -143,7 +126,7 @@ struct mma_f64_agent {
   // this warp's run of k-steps of one stage against its NT tiles; Check: skip
   // the tiles whose X window lies outside the band (warp-uniform branches)
   template <bool Check>
-  __device__ __forceinline__ void steps(const correlation_view<double>& c, std::int64_t J0,
+  __device__ __forceinline__ void steps(const correlation_view<double>& c, std::int64_t Jw,
                                         std::int64_t k0, int nk, double (&acc)[C::NT][4]) const {
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int wj = warp % C::WJ, wk = warp / C::WJ;
@@ -151,7 +134,7 @@ struct mma_f64_agent {
     // the lane's tap pairs: even rows from ta0, odd rows from ta1 (aligned)
     const double* tap = ((g & 1) ? ta1 - 1 : ta0) + 16 + 2 * t - g;
     const double* xl = xs;
-    const int xrow = 16 * g + 2 * t;
+    const int xrow = wj * C::NT * 128 + 16 * g + 2 * t;
     // two k-steps unrolled: loads of the second overlap the mmas of the first
     // (full unrolling makes the compiler hoist every load and spill)
 #pragma unroll 2
@@ -173,11 +156,11 @@ struct mma_f64_agent {
       for (int n = 0; n < C::NT; ++n) {
         if constexpr (Check) {
           // X indices J + s0 .. J + s0 + 127 + KM - 16 of tile n at this step
-          const std::int64_t t0 = J0 + mma_f64_tile<C>(wj, n) * 128 + k0 + sq;
+          const std::int64_t t0 = Jw + n * 128 + k0 + sq;
           if (t0 + 112 + C::KM - 1 < c.lead || t0 >= std::int64_t{c.lead} + c.lx) continue;
         }
         double bf[C::KM / 4];
-        const int i0 = xrow + mma_f64_tile<C>(wj, n) * 128 + sq;
+        const int i0 = xrow + n * 128 + sq;
         const double2 q0 = *reinterpret_cast<const double2*>(xl + mma_f64_swizzle(i0));
         bf[0] = q0.x, bf[1] = q0.y;
         if constexpr (C::KM == 16) {
@@ -195,19 +178,13 @@ struct mma_f64_agent {
                           int nk, double (&acc)[C::NT][4]) const {
     const int warp = threadIdx.x / 32;
     const int wj = warp % C::WJ, wk = warp / C::WJ;
-    // the span of the warp's tiles (with a gap between outside-in pairs)
-    int first = mma_f64_tile<C>(wj, 0), last = first;
-#pragma unroll
-    for (int n = 1; n < C::NT; ++n) {
-      first = min(first, mma_f64_tile<C>(wj, n));
-      last = max(last, mma_f64_tile<C>(wj, n));
-    }
-    const std::int64_t lo = J0 + first * 128 + k0 + wk * C::KW;  // first X index of the run
-    const std::int64_t hi = J0 + last * 128 + k0 + wk * C::KW + 112 + C::KW;  // one past the last
+    const std::int64_t Jw = J0 + wj * C::NT * 128;
+    const std::int64_t lo = Jw + k0 + wk * C::KW;           // first X index of the run
+    const std::int64_t hi = lo + C::NT * 128 - 16 + C::KW;  // one past the last
     if (lo >= c.lead && hi <= std::int64_t{c.lead} + c.lx)
-      steps<false>(c, J0, k0, nk, acc);
+      steps<false>(c, Jw, k0, nk, acc);
     else
-      steps<true>(c, J0, k0, nk, acc);
+      steps<true>(c, Jw, k0, nk, acc);
   }
 
   // one problem's tile; returns with the tile's partial sums at xs[i], i < TJ
@@ -238,14 +215,13 @@ struct mma_f64_agent {
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int wj = warp % C::WJ, wk = warp / C::WJ;
     const int g = lane / 4, t = lane % 4;
-    double* red = xs + wk * C::TJ + g + 32 * t;
+    double* red = xs + wk * C::TJ + wj * C::NT * 128 + g + 32 * t;
 #pragma unroll
     for (int n = 0; n < C::NT; ++n) {
-      const int at = mma_f64_tile<C>(wj, n) * 128;
-      red[at] = acc[n][0];
-      red[at + 16] = acc[n][1];
-      red[at + 8] = acc[n][2];
-      red[at + 24] = acc[n][3];
+      red[n * 128] = acc[n][0];
+      red[n * 128 + 16] = acc[n][1];
+      red[n * 128 + 8] = acc[n][2];
+      red[n * 128 + 24] = acc[n][3];
     }
     __syncthreads();
     if constexpr (C::WK > 1) {
