@@ -135,22 +135,10 @@ struct mma_f64_agent {
     const double* tap = ((g & 1) ? ta1 - 1 : ta0) + 16 + 2 * t - g;
     const double* xl = xs;
     const int xrow = wj * C::NT * 128 + 16 * g + 2 * t;
-    // Check: only the steps where some tile of the warp meets the band (a
-    // convolution's outer tiles meet it for part of the taps only); the
-    // warp's X window at step q is base + q KM .. base + q KM + last
-    int q_first = 0, q_end = C::KW / C::KM;
-    if constexpr (Check) {
-      constexpr int last = (C::NT - 1) * 128 + 112 + C::KM - 1;
-      const std::int64_t base = Jw + k0 + wk * C::KW;
-      const std::int64_t lo = std::int64_t{c.lead} - base - last;  // q KM >= lo
-      const std::int64_t hi = std::int64_t{c.lead} + c.lx - base;  // q KM < hi
-      if (lo > 0) q_first = static_cast<int>(dmin((lo + C::KM - 1) / C::KM, q_end));
-      q_end = hi > 0 ? static_cast<int>(dmin((hi + C::KM - 1) / C::KM, q_end)) : 0;
-    }
     // two k-steps unrolled: loads of the second overlap the mmas of the first
     // (full unrolling makes the compiler hoist every load and spill)
 #pragma unroll 2
-    for (int q = q_first; q < q_end; ++q) {
+    for (int q = 0; q < C::KW / C::KM; ++q) {
       const int sq = wk * C::KW + q * C::KM;
       if (sq >= nk) break;
       if (k0 + sq - 15 >= c.la) break;  // the taps are zero from here on
