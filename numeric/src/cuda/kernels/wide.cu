@@ -11,8 +11,8 @@ namespace marg::detail::cuda {
 namespace {
 
 /// Taps the variant supports: float 4096 needs 257 chunks, so a block of two
-/// groups stays within 1024 threads and 48 KB of shared memory; double 2048
-/// needs 129 chunks, two groups of 160 threads within its 512 and 34 KB.
+/// groups stays within 1024 threads and 48 KB of shared memory (39 KB); double
+/// 2048 needs 129 chunks, two groups of 160 threads within its 512 and 41 KB.
 template <class T>
 constexpr int wide_max_taps = sizeof(T) == 4 ? 4096 : 2048;
 

@@ -1,10 +1,10 @@
 // Wide-tile variant of a single float or double correlation
 // (kernel_variant::wide): a block owns G groups of 16 outputs and every tap
-// that meets them. Its threads
-// split the taps, 16 each, so each thread does 16 x 16 FMA from registers;
-// the block then reduces in the warp (a reduce-scatter of shuffles) and across
-// warps through 2 KB of shared memory. One staging round trip and one barrier
-// per block, no cluster: the tiled kernels' tap split over a cluster pays two
+// that meets them. Its threads split the taps, 16 each, so each thread does
+// 16 x 16 FMA from registers; the block then reduces in the warp (a
+// reduce-scatter of shuffles) and across warps through shared memory (2 KB in
+// float, 4 KB in double). One staging round trip and one barrier per block,
+// no cluster: the tiled kernels' tap split over a cluster pays two
 // cluster-scope releases on the critical path (bench/notes/small2048.md).
 // Unit strides and 16-byte aligned operands only. Measured in
 // bench/notes/wide2048.md. Not installed.
@@ -168,11 +168,15 @@ __global__ void __launch_bounds__(wide_max_threads<T>) kernel_banded_wide(wide_o
     T a[U], x[U + R];
     const int wb = R * g + (Conv ? U * (nc - 1 - c) : U * c);
 #pragma unroll
-    for (int i = 0; i < U / V; ++i) wide_load16(a + V * i, A + wide_skew<T>(U * c + V * i));
+    for (int i = 0; i < U / V; ++i) {
+      wide_load16(a + V * i, A + wide_skew<T>(U * c + V * i));
+    }
 #pragma unroll
-    for (int i = 0; i < (U + R) / V; ++i) wide_load16(x + V * i, W + wide_skew<T>(wb + V * i));
-      // conv: x_{j-i} for output r and tap u sits at W[wb + 16 + r - u];
-      // correlation: x_{j+k} at W[wb + r + u]
+    for (int i = 0; i < (U + R) / V; ++i) {
+      wide_load16(x + V * i, W + wide_skew<T>(wb + V * i));
+    }
+    // conv: x_{j-i} for output r and tap u sits at W[wb + 16 + r - u];
+    // correlation: x_{j+k} at W[wb + r + u]
 #pragma unroll
     for (int u = 0; u < U; ++u)
 #pragma unroll
