@@ -16,21 +16,30 @@ namespace {
 template <class T>
 constexpr int wide_max_taps = sizeof(T) == 4 ? 4096 : 2048;
 
-/// Shapes the dispatch sends to the variant: single problems of 64-2048 taps
-/// and 64-10000 outputs, float and double, the range measured against the
-/// tiled kernels (bench/notes/wide2048.md; H100, graphs of 20, µs per call,
-/// tiled against wide). Float: convolve 2048 2.91 against 2.22 (call 3),
-/// convolve 8000 x 1000 6.71 against 2.35, grad_p 2048 x 64 2.21 against
-/// 1.57 (round 18, call 4). Double: convolve 2048 3.98 against 2.97, 128 x
-/// 128 2.13 against 1.91 (round 18), convolve 8000 x 2000 7.36 against 5.00
-/// (call 4). The largest loss in the range: 0.05 µs (float convolve 2048 x
-/// 64, double grad_p 64 x 64); at 8 taps the tiled kernels win (double
-/// convolve 2048 x 8 1.65 against 1.82).
+/// Shapes the dispatch sends to the variant: single problems of at most 2048
+/// taps and 64-10000 outputs, where it measured faster than the kernel the
+/// dispatch takes otherwise (bench/notes/wide2048.md round 18, call 7: H100,
+/// graphs of 20, a grid of 64-2048 taps and 256-10000 outputs in both types
+/// and both ops). Gains reach 4.6 µs (float grad_p of 8192 outputs and 1024
+/// taps: 6.68 against 2.04). Where it lost:
+/// - convolutions with few taps, whose small tile wastes little on the band:
+///   float below 256 taps (by up to 0.22 µs), double below 96 (up to 0.50);
+/// - double gradients of fewer than 512 outputs and 512-2047 taps, which make
+///   16 blocks of one or two warps (512 taps and 256 outputs: 2.68 against
+///   2.26).
+/// The largest loss left inside the range: 0.06 µs (double grad_p of 256
+/// outputs and 64 taps).
+template <class T>
 struct wide_dispatch {
-  static constexpr int min_taps = 64;
+  static constexpr int min_conv_taps = sizeof(T) == 4 ? 256 : 96;
+  static constexpr int min_grad_taps = 64;
   static constexpr int max_taps = 2048;
   static constexpr int min_out = 64;
   static constexpr int max_out = 10000;
+  /// double gradients with fewer outputs than this ...
+  static constexpr int few_out = 512;
+  /// ... take the tiled kernels at these taps
+  static constexpr int few_out_from_taps = 512, few_out_to_taps = 2047;
 };
 
 /// Tiles of two groups from 32 tiles on; fewer tiles keep one group per
@@ -73,9 +82,12 @@ bool supports(const correlation_view<T>& c) {
 
 template <class T>
 bool preferred(const correlation_view<T>& c) {
-  using d = wide_dispatch;
-  return c.la >= d::min_taps && c.la <= d::max_taps && c.lout >= d::min_out &&
-         c.lout <= d::max_out && supports(c);
+  using d = wide_dispatch<T>;
+  const bool conv = c.lead > 0;
+  const bool few_out_loses = sizeof(T) == 8 && c.lout < d::few_out &&
+                             c.la >= d::few_out_from_taps && c.la <= d::few_out_to_taps;
+  return c.la >= (conv ? d::min_conv_taps : d::min_grad_taps) && c.la <= d::max_taps &&
+         c.lout >= d::min_out && c.lout <= d::max_out && !few_out_loses && supports(c);
 }
 
 template <class T>
