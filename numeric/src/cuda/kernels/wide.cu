@@ -18,19 +18,20 @@ constexpr int wide_max_taps = sizeof(T) == 4 ? 4096 : 2048;
 
 /// Shapes the dispatch sends to the variant: single problems where it
 /// measured faster than the kernel the dispatch takes otherwise
-/// (bench/notes/wide2048.md round 18, calls 7 and 9: H100, graphs of 20, grids
-/// of 16-2048 taps and 256-32768 outputs in both types and both ops). Gains
-/// reach 4.6 µs (float grad_p of 8192 outputs and 1024 taps: 6.68 against
-/// 2.04). Where it lost, the rule keeps the tiled kernels:
+/// (bench/notes/wide2048.md round 18, calls 7, 9 and 10: H100, graphs of 20,
+/// grids of 16-2048 taps and 256-32768 outputs in both types and both ops).
+/// Gains reach 4.6 µs (float grad_p of 8192 outputs and 1024 taps: 6.68
+/// against 2.04). Where it lost, the rule keeps the tiled kernels:
 /// - convolutions with few taps, whose small tile wastes little on the band:
 ///   float below 256 taps (by up to 0.27 µs), double below 96 (up to 0.53);
-/// - double gradients below 64 taps (up to 0.22), and of fewer than 512
-///   outputs with 512-2047 taps, which make 16 blocks of one or two warps
-///   (512 taps and 256 outputs: 2.68 against 2.26);
-/// - double beyond 16384 outputs (gradients of 256 taps: up to 0.63), and
-///   double convolutions beyond 10000 outputs with more than 2016 taps (129
+/// - double gradients below 64 taps (up to 0.22), of fewer than 512 outputs
+///   with 512-2047 taps (16 blocks of one or two warps; 512 taps and 256
+///   outputs: 2.68 against 2.26), and of more than 16384 outputs with fewer
+///   than 512 taps (256 taps: up to 0.63);
+/// - double convolutions of more than 2016 taps beyond 12000 outputs (129
 ///   chunks: 320 threads of 116 registers, one block per SM; 16384 outputs
 ///   and 2048 taps: 10.04 against 9.29).
+/// Beyond 10000 outputs only problems of 256 or more taps were measured.
 /// The largest losses left inside the range: 0.19 µs (float grad_p of 32768
 /// outputs and 256 taps), 0.06 (double grad_p of 256 outputs and 64 taps).
 template <class T>
@@ -40,14 +41,15 @@ struct wide_dispatch {
   static constexpr int min_grad_taps = is_float ? 16 : 64;
   static constexpr int max_taps = 2048;
   static constexpr int min_out = 64;
-  static constexpr int max_out = is_float ? 32768 : 16384;
-  /// beyond this many outputs only problems of at least long_taps taps (the
-  /// grids measured more outputs only there)
+  static constexpr int max_out = 32768;
+  /// beyond this many outputs only problems of at least long_taps taps
   static constexpr int short_max_out = 10000, long_taps = 256;
+  /// double gradients beyond this many outputs only from long_grad_taps taps
+  static constexpr int long_grad_from_out = 16384, long_grad_taps = 512;
   /// double convolutions of more taps than this (129 chunks) ...
   static constexpr int wide_conv_taps = 2016;
   /// ... up to this many outputs
-  static constexpr int wide_conv_max_out = 10000;
+  static constexpr int wide_conv_max_out = 12000;
   /// double gradients with fewer outputs than this ...
   static constexpr int few_out = 512;
   /// ... take the tiled kernels at these taps
@@ -96,14 +98,16 @@ template <class T>
 bool preferred(const correlation_view<T>& c) {
   using d = wide_dispatch<T>;
   const bool conv = c.lead > 0;
-  const bool few_out_loses = !d::is_float && !conv && c.lout < d::few_out &&
-                             c.la >= d::few_out_from_taps && c.la <= d::few_out_to_taps;
-  const bool wide_conv_loses =
-      !d::is_float && conv && c.la > d::wide_conv_taps && c.lout > d::wide_conv_max_out;
-  const int max_out = c.la >= d::long_taps ? d::max_out : d::short_max_out;
-  return c.la >= (conv ? d::min_conv_taps : d::min_grad_taps) && c.la <= d::max_taps &&
-         c.lout >= d::min_out && c.lout <= max_out && !few_out_loses && !wide_conv_loses &&
-         supports(c);
+  if (c.la < (conv ? d::min_conv_taps : d::min_grad_taps) || c.la > d::max_taps ||
+      c.lout < d::min_out || c.lout > (c.la >= d::long_taps ? d::max_out : d::short_max_out))
+    return false;
+  if constexpr (!d::is_float) {
+    if (!conv && c.lout < d::few_out && c.la >= d::few_out_from_taps && c.la <= d::few_out_to_taps)
+      return false;
+    if (!conv && c.lout > d::long_grad_from_out && c.la < d::long_grad_taps) return false;
+    if (conv && c.la > d::wide_conv_taps && c.lout > d::wide_conv_max_out) return false;
+  }
+  return supports(c);
 }
 
 template <class T>
