@@ -101,7 +101,7 @@ bool preferred(const correlation_view<T>& c) {
   if (c.la < (conv ? d::min_conv_taps : d::min_grad_taps) || c.la > d::max_taps ||
       c.lout < d::min_out || c.lout > (c.la >= d::long_taps ? d::max_out : d::short_max_out))
     return false;
-  if constexpr (!d::is_float) {
+  if (!d::is_float) {
     if (!conv && c.lout < d::few_out && c.la >= d::few_out_from_taps && c.la <= d::few_out_to_taps)
       return false;
     if (!conv && c.lout > d::long_grad_from_out && c.la < d::long_grad_taps) return false;
