@@ -134,10 +134,10 @@ bool wide_supports(const correlation_view<float>& c);
 /// @copydoc wide_supports(const correlation_view<float>&)
 bool wide_supports(const correlation_view<double>& c);
 
-/// Whether launch_banded takes the wide-tile variant for `c` (single
-/// problems of up to 2048 taps and 64-10000 outputs: convolutions from 256
-/// taps in float and 96 in double, gradients from 64; see wide.cu and
-/// bench/notes/wide2048.md).
+/// Whether launch_banded takes the wide-tile variant for `c`: single
+/// problems of up to 2048 taps and 64-32768 outputs where it measured
+/// faster than the tiled kernels (the rule and its exceptions: wide.cu's
+/// wide_dispatch; bench/notes/wide2048.md).
 /// @param c the correlation
 /// @return true to dispatch `c` to the wide variant
 bool wide_preferred(const correlation_view<float>& c);
