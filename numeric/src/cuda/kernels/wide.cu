@@ -12,7 +12,7 @@ namespace {
 
 /// Taps the variant supports: float 4096 needs 257 chunks, so a block of two
 /// groups stays within 1024 threads and 48 KB of shared memory (39 KB); double
-/// 2048 needs 129 chunks, two groups of 160 threads within its 512 and 41 KB.
+/// 2048 needs 129 chunks, two groups of 160 threads within its 512 and 39 KB.
 template <class T>
 constexpr int wide_max_taps = sizeof(T) == 4 ? 4096 : 2048;
 
@@ -30,7 +30,7 @@ constexpr int wide_max_taps = sizeof(T) == 4 ? 4096 : 2048;
 ///   outputs: 2.68 against 2.26), and of more than 16384 outputs with fewer
 ///   than 512 taps (256 taps: up to 0.63);
 /// - double convolutions of more than 2016 taps beyond 12000 outputs (129
-///   chunks: 320 threads of 116 registers, one block per SM; 16384 outputs
+///   chunks: 320 threads of 114 registers, one block per SM; 16384 outputs
 ///   and 2048 taps: 10.04 against 9.29).
 /// Beyond 10000 outputs only problems of 256 or more taps were measured.
 /// The largest losses left inside the range: 0.19 µs (float grad_p of 32768

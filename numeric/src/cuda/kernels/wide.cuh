@@ -2,10 +2,10 @@
 // (kernel_variant::wide): a block owns G groups of 16 outputs and every tap
 // that meets them. Its threads split the taps, 16 each, so each thread does
 // 16 x 16 FMA from registers; the block then reduces in the warp (a
-// reduce-scatter of shuffles) and across warps through shared memory (2 KB in
-// float, 4 KB in double). One staging round trip and one barrier per block,
-// no cluster: the tiled kernels' tap split over a cluster pays two
-// cluster-scope releases on the critical path (bench/notes/small2048.md).
+// reduce-scatter of shuffles) and across warps through 2 KB of shared
+// memory. One staging round trip and one barrier per block, no cluster: the
+// tiled kernels' tap split over a cluster pays two cluster-scope releases on
+// the critical path (bench/notes/small2048.md).
 // Unit strides and 16-byte aligned operands only. Measured in
 // bench/notes/wide2048.md. Not installed.
 #pragma once
@@ -129,7 +129,7 @@ template <class T, bool Conv, int G>
 __global__ void __launch_bounds__(wide_max_threads<T>) kernel_banded_wide(wide_operands<T> w) {
   constexpr int R = wide_tuning::R, U = wide_tuning::U, V = wide_vec<T>;
   extern __shared__ __align__(16) unsigned char wide_smem_bytes[];
-  __shared__ T red[32][R];
+  __shared__ T red[wide_max_threads<T> / 32][R];  // a row per warp
   await_previous_kernel();
   T* A = reinterpret_cast<T*>(wide_smem_bytes);
   T* W = A + wide_x_at<T>(w.ncmax);
