@@ -177,6 +177,20 @@ int main(int argc, char** argv) {
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
   printf("device %s, %d SMs; per call, µs (graphs)\n", prop.name, prop.multiProcessorCount);
+  if (argc == 2 && argv[1][0] == '-') {  // shapes from stdin: "f|d c|g taps outputs" per line
+    char t, o;
+    int taps, out;
+    while (scanf(" %c %c %d %d", &t, &o, &taps, &out) == 4) {
+      const banded_op op = o == 'c' ? banded_op::convolve : banded_op::grad_p;
+      // convolve: the shorter operand gives the taps (m = out - taps + 1 >= taps)
+      const int m = o == 'c' ? out - taps + 1 : out;
+      if (t == 'f')
+        run_shape<float>(op, m, taps, st);
+      else
+        run_shape<double>(op, m, taps, st);
+    }
+    return 0;
+  }
   if (argc > 2) {  // one shape: taps, outputs (both types and ops)
     both_ops<float>(atoi(argv[1]), atoi(argv[2]), st);
     both_ops<double>(atoi(argv[1]), atoi(argv[2]), st);
