@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "numeric_fixture.hpp"
@@ -36,39 +37,81 @@ TEMPLATE_TEST_CASE("scale: random sizes 1..5000", "[numeric][scale]", MARG_ALL_C
     }
 }
 
+namespace {
+
+// One single product of m x n with unit strides where `strided` is false
+// (the fast single-problem variants need unit steps), checked at its first
+// and last 100 elements and 2000 random ones against the long double loop;
+// every element must be written, positive and finite.
+template <class T>
+void check_sampled(rng& g, op o, int m, int n, bool strided_ops) {
+  const lengths len = lengths_of(o, m, n);
+  problem pr{o, m, n};
+  if (strided_ops) randomize_incs(g, pr);
+  pr.mem = o == op::grad_p ? memory::host : memory::pool;
+  INFO(pr.describe());
+  strided<T> a(pr.mem, len.a, pr.inca, 0, 1), b(pr.mem, len.b, pr.incb, 0, 1);
+  strided<T> out(pr.mem, len.out, pr.incout, 0, 1);
+  const std::vector<T> va =
+      random_positive<T>(g, len.a, o == op::convolve ? shape::bell : shape::uniform);
+  const std::vector<T> vb = random_positive<T>(g, len.b, shape::scattered);
+  a.set(0, va);
+  b.set(0, vb);
+  call<T>(o, m, n, a.data(), a.inc(), b.data(), b.inc(), out.data(), out.inc());
+  const std::vector<T> got = out.get(0);
+  const rvec ra = widen(va), rb = widen(vb);
+  error_report rep;
+  for (const std::int64_t i : sample_indices(g, len.out, 100, 2000))
+    rep.add(i, got[i], reference_at(o, ra, rb, i),
+            relative_error(got[i], reference_at(o, ra, rb, i)), tolerance<T>());
+  INFO("sampled: " << rep.describe());
+  CHECK(rep.failures == 0);
+  const auto bad = std::count_if(got.begin(), got.end(), [](T x) { return !(x > 0); });
+  CHECK(bad == 0);
+  CHECK(out.stray_writes() == 0);
+}
+
+}  // namespace
+
 TEMPLATE_TEST_CASE("scale: m = n = 65536 sampled against the long double loop", "[numeric][scale]",
                    MARG_ALL_CONFIGS) {
   using T = typename TestType::T;
   MARG_RANDOM_CASE(TestType);
-  const int m = 65536, n = 65536;
-  for (const op o : all_ops) {
-    const lengths len = lengths_of(o, m, n);
-    problem pr{o, m, n};
-    if (on_gpu<TestType>()) randomize_incs(g, pr);  // odd strides where they are cheap
-    pr.mem = o == op::grad_p ? memory::host : memory::pool;
-    INFO(pr.describe());
-    strided<T> a(pr.mem, len.a, pr.inca, 0, 1), b(pr.mem, len.b, pr.incb, 0, 1);
-    strided<T> out(pr.mem, len.out, pr.incout, 0, 1);
-    const std::vector<T> va =
-        random_positive<T>(g, len.a, o == op::convolve ? shape::bell : shape::uniform);
-    const std::vector<T> vb = random_positive<T>(g, len.b, shape::scattered);
-    a.set(0, va);
-    b.set(0, vb);
-    call<T>(o, m, n, a.data(), a.inc(), b.data(), b.inc(), out.data(), out.inc());
-    const std::vector<T> got = out.get(0);
-    const rvec ra = widen(va), rb = widen(vb);
-    // the first and last 100 elements (the triangular edges) and 2000 random ones
-    error_report rep;
-    for (const std::int64_t i : sample_indices(g, len.out, 100, 2000))
-      rep.add(i, got[i], reference_at(o, ra, rb, i),
-              relative_error(got[i], reference_at(o, ra, rb, i)), tolerance<T>());
-    INFO("sampled: " << rep.describe());
-    CHECK(rep.failures == 0);
-    // every element written, none negative or NaN
-    const auto bad = std::count_if(got.begin(), got.end(), [](T x) { return !(x > 0); });
-    CHECK(bad == 0);
-    CHECK(out.stray_writes() == 0);
-  }
+  // odd strides where they are cheap
+  for (const op o : all_ops) check_sampled<T>(g, o, 65536, 65536, on_gpu<TestType>());
+}
+
+// Single problems of more than 2048 taps, one per rule of round 21's dispatch
+// on the CUDA backend (bench/notes/single.md): wgmma from 1.15e8 band
+// multiply-adds (1.6e8 for square gradients), the wide tile at 2049-4096
+// float taps, DMMA from 2.6e7 / 3e7 in double, and the tiles of
+// long_taps_tile. The CPU backend runs the same products.
+TEMPLATE_TEST_CASE("scale: single problems of 2049-13312 taps sampled against the long double loop",
+                   "[numeric][scale]", MARG_ALL_CONFIGS) {
+  using T = typename TestType::T;
+  MARG_RANDOM_CASE(TestType);
+  struct shape_case {
+    op o;
+    int m, n;
+  };
+  // convolve: taps min(m, n), outputs m + n - 1; grad_p: m outputs, n taps;
+  // grad_q: n outputs, m taps
+  const std::vector<shape_case> cases =
+      std::is_same_v<T, float>
+          ? std::vector<shape_case>{{op::convolve, 12288, 12288},  // wgmma
+                                    {op::grad_p, 13312, 13312},    // wgmma, square gradient
+                                    {op::convolve, 3072, 3072},    // wide
+                                    {op::grad_p, 4096, 3072},      // wide
+                                    {op::convolve, 23393, 4608},   // mid
+                                    {op::convolve, 6144, 6144},    // small
+                                    {op::grad_q, 8192, 8192},      // large
+                                    {op::convolve, 3072, 29697}}   // large
+          : std::vector<shape_case>{{op::grad_p, 5376, 5376},      // DMMA
+                                    {op::convolve, 5632, 5632},    // DMMA
+                                    {op::grad_q, 3328, 8000},      // DMMA
+                                    {op::convolve, 3072, 5121},    // mid
+                                    {op::grad_p, 4000, 4608}};     // mid
+  for (const shape_case& sc : cases) check_sampled<T>(g, sc.o, sc.m, sc.n, false);
 }
 
 TEMPLATE_TEST_CASE("scale: batches of 1..10000 small problems", "[numeric][scale]",

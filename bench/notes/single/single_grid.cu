@@ -65,7 +65,8 @@ void run_shape(banded_op op, int m, int n, cudaStream_t st) {
   };
   const auto c0 = mc::correlation_of(args(0, dout[0]));
   bool ok[NV];
-  for (int v = 0; v < 6; ++v) ok[v] = mc::variant_supports(vs[v], mc::correlation_of(args(0, dout[v])));
+  for (int v = 0; v < 6; ++v)
+    ok[v] = mc::variant_supports(vs[v], mc::correlation_of(args(0, dout[v])));
   ok[6] = true;
   auto call = [&](int v, int s) {
     if (v == 6) return mc::launch_banded(args(s, dout[v]), st);  // the library's dispatch
@@ -120,7 +121,10 @@ void run_shape(banded_op op, int m, int n, cudaStream_t st) {
     best[v] = -1;
     if (!ok[v]) continue;
     call(v, 1);
-    const double one = elapsed_us([&] { for (int i = 0; i < 3; ++i) call(v, (i + 2) % sets); }) / 3;
+    const double one = elapsed_us([&] {
+                         for (int i = 0; i < 3; ++i) call(v, (i + 2) % sets);
+                       }) /
+                       3;
     const int calls = int(std::clamp(2000.0 / one, 1.0, 20.0));
     std::vector<cudaGraphExec_t> graphs;
     for (int s = 0; s < sets; ++s) {

@@ -36,6 +36,13 @@ struct dispatch_tuning {
   static constexpr std::int64_t mid_from_out = 384;
   /// blocks per multiprocessor the tap split aims for
   static constexpr std::int64_t blocks_per_sm = 4;
+  /// single problems of more taps than this take long_taps_tile's rules
+  static constexpr std::int64_t long_taps = 2048;
+  /// ... where float takes the large tile from outputs = long_ratio x taps
+  /// (convolutions only up to long_large_max_taps taps)
+  static constexpr std::int64_t long_ratio = 6, long_large_max_taps = 4096;
+  /// ... and float convolutions the small tile below this many outputs
+  static constexpr std::int64_t long_small_below_out = 14336;
 };
 
 // blocks sharing the taps of a tile: enough blocks to fill the GPU, never more
@@ -59,6 +66,33 @@ bool underfilled(const correlation_view<T>& c) {
   return tiles < dispatch_tuning::blocks_per_sm * multiprocessors();
 }
 
+// The tile for a single problem of more than long_taps taps that no other
+// variant takes (H100, bench/notes/single.md round 21: 2560-49152 taps,
+// each tile forced beside the dispatch):
+// - double: mid (large and small lost everywhere there: convolve 3072 x 8192
+//   mid 6.21 us, small 6.71, large 8.83);
+// - float: the large tile from long_ratio outputs per tap (convolve 3072 x
+//   32768 10.32 against mid 12.47; for convolutions only up to 4096 taps:
+//   4608 x 28000 large 16.04, mid 11.92), and for gradients whose outputs
+//   are at most 1.5x their taps (grad_p 8192 10.08 against mid 10.80); otherwise
+//   convolutions below long_small_below_out outputs take small (6144 x 12287
+//   7.11 against mid 8.63, large 10.10), the rest mid (convolve 8192 x 16383
+//   9.37 against large 14.03; grad_p 5120 x 16384 11.74 against 16.04).
+template <class T>
+kernel_variant long_taps_tile(const correlation_view<T>& c) {
+  using d = dispatch_tuning;
+  if (c.lout < d::mid_from_out) return kernel_variant::small;
+  if constexpr (sizeof(T) == 8) return kernel_variant::mid;
+  const std::int64_t out = c.lout, taps = c.la;
+  if (c.lead > 0) {
+    if (out >= d::long_ratio * taps && taps <= d::long_large_max_taps) return kernel_variant::large;
+    return out < d::long_small_below_out ? kernel_variant::small : kernel_variant::mid;
+  }
+  const bool large =
+      out >= d::large_from_out && (out >= d::long_ratio * taps || 2 * out <= 3 * taps);
+  return large ? kernel_variant::large : kernel_variant::mid;
+}
+
 // batches of float full convolutions whose problem fits one large tile take
 // the large tile: its R = 16 register blocking makes up for more work on the
 // band's zero triangles (measured, H200, 4096 pairs of 512, one run: large
@@ -70,10 +104,9 @@ bool batched_full_float(const correlation_view<T>& c) {
          c.la >= dispatch_tuning::large_batched_from_taps && c.lout <= tiled_tunings<T>::large::TJ;
 }
 
-// single large float problems on Hopper's wgmma (H200, one run: float
-// convolve 65536 102.7 us against 187 on the mma kernel, gradients 81 against
-// 198; bench/notes/wgmma.md); inside a stream capture too, where its
-// workspace becomes the graph's allocation and free nodes
+// single large float problems on Hopper's wgmma (wgmma_tf32_preferred says
+// which); inside a stream capture too, where its workspace becomes the
+// graph's allocation and free nodes
 template <class T>
 bool wgmma_first(const correlation_view<T>& c) {
   if constexpr (std::is_same_v<T, float>) return wgmma_tf32_preferred(c) && wgmma_tf32_supports(c);
@@ -122,6 +155,9 @@ void launch_banded(const banded_args<T>& x, cudaStream_t stream) {
   } else if (c.batch >= dispatch_tuning::warp_from_batch &&
              c.lout <= dispatch_tuning::warp_max_out && c.la <= dispatch_tuning::warp_max_taps) {
     launch_variant(kernel_variant::warp, c, 1, stream);
+  } else if (c.batch == 1 && c.la > dispatch_tuning::long_taps) {
+    const kernel_variant v = long_taps_tile(c);
+    launch_variant(v, c, tap_split_of(v, c), stream);
   } else if ((c.lout >= dispatch_tuning::large_from_out &&
               c.la >= dispatch_tuning::large_from_taps) ||
              batched_full_float(c)) {

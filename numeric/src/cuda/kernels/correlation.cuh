@@ -46,6 +46,15 @@ __host__ __device__ const T* taps_row(const correlation_view<T>& c) {
   return c.a_step < 0 ? c.a + std::int64_t{c.la - 1} * c.a_step : c.a;
 }
 
+/// @return the multiply-adds of one problem of `c` on the band: la lx for a
+///         full convolution (lead = la - 1: every tap meets every x), la lout
+///         for a gradient (lead 0: every output meets every tap); the two
+///         forms correlation_of makes
+template <class T>
+__host__ __device__ std::int64_t band_macs(const correlation_view<T>& c) {
+  return std::int64_t{c.la} * (c.lead > 0 ? c.lx : c.lout);
+}
+
 /// Maps a banded product onto a correlation.
 /// convolve: taps = the shorter operand reversed, x = the longer, lead = taps - 1;
 /// grad_p: taps = q, x = g; grad_q: taps = p, x = g (lead 0).

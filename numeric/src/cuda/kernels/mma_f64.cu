@@ -34,6 +34,16 @@ struct mma_f64_dispatch {
   static constexpr std::int64_t min_out = 512;
   static constexpr std::int64_t min_taps = 512;
   static constexpr std::int64_t min_work = std::int64_t{1} << 26;
+  /// single problems from single_min_taps taps: preferred from this many
+  /// multiply-adds on the band (band_macs) in convolutions and gradients
+  /// (H100, round 21: grad_p 5376 8.33 us against mid 8.95, 3328 x 8000
+  /// 8.35 / 10.33, below 5120 mid 7.83 / 8.30; convolve 5632 9.81 / 10.59,
+  /// below 5120 mid 8.91 / 9.78; bench/notes/single.md). At 512-1024 taps
+  /// it both won and lost (1024 x 40000 grad_p 10.75 against large 9.41),
+  /// so there min_work alone decides.
+  static constexpr std::int64_t single_min_taps = 2048;
+  static constexpr std::int64_t single_conv_min_macs = 30'000'000;
+  static constexpr std::int64_t single_grad_min_macs = 26'000'000;
 };
 
 bool use_batched(const correlation_view<double>& c) {
@@ -49,7 +59,9 @@ bool mma_supports(const correlation_view<double>&) {
 bool mma_preferred(const correlation_view<double>& c) {
   using d = mma_f64_dispatch;
   return c.lout >= d::min_out && c.la >= d::min_taps &&
-         std::int64_t{c.lout} * c.la * c.batch >= d::min_work;
+         (std::int64_t{c.lout} * c.la * c.batch >= d::min_work ||
+          (c.batch == 1 && c.la >= d::single_min_taps &&
+           band_macs(c) >= (c.lead > 0 ? d::single_conv_min_macs : d::single_grad_min_macs)));
 }
 
 int mma_split(const correlation_view<double>& c) {

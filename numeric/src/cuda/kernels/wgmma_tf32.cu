@@ -433,8 +433,23 @@ bool wgmma_tf32_supports(const correlation_view<float>& c) {
          shp::max_workspace;
 }
 
+// Single problems from 65536 outputs and 32768 taps (H200, one run: float
+// convolve 65536 102.7 us against 187 on the mma kernel, gradients 81
+// against 198; bench/notes/wgmma.md), and from 2048 taps once the band holds
+// 1.15e8 multiply-adds (H100, round 21 grids of 2048-49152 taps: wgmma
+// costs ~12-13 us at any size, so it loses below that work, and wins above
+// it by up to 3.2x: grad_p 49152 48.7 us against 154.6 on the large tile,
+// convolve 12288 14.1 against 22.0). Gradients of at most 1.5 outputs per
+// tap, where the large tile does well, from 1.6e8 (grad_p 12288: large
+// 13.6 against 14.5; 13312: wgmma 15.4 against 17.3). Below 2048 taps the
+// large tile wins (1024 taps x 131072 outputs: 10.2 against 13.6).
+// bench/notes/single.md.
 bool wgmma_tf32_preferred(const correlation_view<float>& c) {
-  return c.batch == 1 && c.lout >= 65536 && c.la >= 32768;
+  constexpr std::int64_t min_macs = 115'000'000, square_grad_min_macs = 160'000'000;
+  if (c.batch != 1) return false;
+  if (c.lout >= 65536 && c.la >= 32768) return true;
+  const bool square_grad = c.lead == 0 && 2 * std::int64_t{c.lout} <= 3 * std::int64_t{c.la};
+  return c.la >= 2048 && band_macs(c) >= (square_grad ? square_grad_min_macs : min_macs);
 }
 
 void launch_wgmma_tf32(const correlation_view<float>& c, cudaStream_t stream) {

@@ -33,6 +33,11 @@ constexpr int wide_max_taps = sizeof(T) == 4 ? 4096 : 2048;
 ///   chunks: 320 threads of 114 registers, one block per SM; 16384 outputs
 ///   and 2048 taps: 10.04 against 9.29).
 /// Beyond 10000 outputs only problems of 256 or more taps were measured.
+/// Float problems of 2049-4096 taps take it while taps x outputs stays within
+/// 2^26 (convolutions) or 9e7 (gradients) (bench/notes/single.md round 21:
+/// H100, 2560-4096 taps and 3072-32768 outputs; grad_p 2560 x 4096 2.37
+/// against mid 4.58, convolve 4096 x 16384 7.30 against small 8.47; beyond,
+/// the large tile wins: convolve 3584 x 24576 10.25 against 10.51).
 /// The largest losses left inside the range: 0.19 µs (float grad_p of 32768
 /// outputs and 256 taps), 0.06 (double grad_p of 256 outputs and 64 taps).
 template <class T>
@@ -55,6 +60,9 @@ struct wide_dispatch {
   static constexpr int few_out = 512;
   /// ... take the tiled kernels at these taps
   static constexpr int few_out_from_taps = 512, few_out_to_taps = 2047;
+  /// float problems of more than max_taps taps: largest taps x outputs
+  static constexpr std::int64_t long_conv_area = std::int64_t{1} << 26;
+  static constexpr std::int64_t long_grad_area = 90'000'000;
 };
 
 /// Tiles of two groups from 32 tiles on; fewer tiles keep one group per
@@ -99,6 +107,10 @@ template <class T>
 bool preferred(const correlation_view<T>& c) {
   using d = wide_dispatch<T>;
   const bool conv = c.lead > 0;
+  if (d::is_float && c.la > d::max_taps)
+    return c.lout >= d::min_out &&
+           std::int64_t{c.la} * c.lout <= (conv ? d::long_conv_area : d::long_grad_area) &&
+           supports(c);
   if (c.la < (conv ? d::min_conv_taps : d::min_grad_taps) || c.la > d::max_taps ||
       c.lout < d::min_out || c.lout > (c.la >= d::long_taps ? d::max_out : d::short_max_out))
     return false;
