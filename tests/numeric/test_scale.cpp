@@ -71,6 +71,19 @@ void check_sampled(rng& g, op o, int m, int n, bool strided_ops) {
   CHECK(out.stray_writes() == 0);
 }
 
+/// One product of check_sampled's: convolve has taps min(m, n) and m + n - 1
+/// outputs; grad_p m outputs and n taps; grad_q n outputs and m taps.
+struct shape_case {
+  op o;
+  int m, n;
+};
+
+/// check_sampled with unit strides for every case.
+template <class T>
+void check_sampled_cases(rng& g, const std::vector<shape_case>& cases) {
+  for (const shape_case& sc : cases) check_sampled<T>(g, sc.o, sc.m, sc.n, false);
+}
+
 }  // namespace
 
 TEMPLATE_TEST_CASE("scale: m = n = 65536 sampled against the long double loop", "[numeric][scale]",
@@ -90,12 +103,6 @@ TEMPLATE_TEST_CASE("scale: single problems of 2049-13312 taps sampled against th
                    "[numeric][scale]", MARG_ALL_CONFIGS) {
   using T = typename TestType::T;
   MARG_RANDOM_CASE(TestType);
-  struct shape_case {
-    op o;
-    int m, n;
-  };
-  // convolve: taps min(m, n), outputs m + n - 1; grad_p: m outputs, n taps;
-  // grad_q: n outputs, m taps
   const std::vector<shape_case> cases =
       std::is_same_v<T, float>
           ? std::vector<shape_case>{{op::convolve, 12288, 12288},  // wgmma
@@ -111,7 +118,7 @@ TEMPLATE_TEST_CASE("scale: single problems of 2049-13312 taps sampled against th
                                     {op::grad_q, 3328, 8000},      // DMMA
                                     {op::convolve, 3072, 5121},    // mid
                                     {op::grad_p, 4000, 4608}};     // mid
-  for (const shape_case& sc : cases) check_sampled<T>(g, sc.o, sc.m, sc.n, false);
+  check_sampled_cases<T>(g, cases);
 }
 
 TEMPLATE_TEST_CASE("scale: batches of 1..10000 small problems", "[numeric][scale]",
@@ -141,4 +148,30 @@ TEMPLATE_TEST_CASE("scale: batches of 1..10000 small problems", "[numeric][scale
     pr.mem = memory::pool;
     check_batch<T>(g, pr);
   }
+}
+
+// Single problems of at most 2048 taps and more than 32768 outputs, one per
+// rule of round 22's dispatch on the CUDA backend (bench/notes/single.md):
+// the tiles of long_out_tile, the wide tile beyond 32768 outputs, mma_tf32
+// and DMMA at few taps, wgmma from 1024 taps. The CPU backend runs the same
+// products.
+TEMPLATE_TEST_CASE(
+    "scale: single problems of 33000-1048576 outputs sampled against the long "
+    "double loop",
+    "[numeric][scale]", MARG_ALL_CONFIGS) {
+  using T = typename TestType::T;
+  MARG_RANDOM_CASE(TestType);
+  const std::vector<shape_case> cases =
+      std::is_same_v<T, float> ? std::vector<shape_case>{{op::convolve, 262129, 16},   // large
+                                                         {op::grad_p, 40000, 1024},    // wide
+                                                         {op::convolve, 499905, 96},   // mma_tf32
+                                                         {op::grad_p, 1048576, 1024},  // wgmma
+                                                         {op::grad_q, 64, 65536}}      // small
+                               : std::vector<shape_case>{{op::convolve, 65409, 128},   // mid
+                                                         {op::grad_p, 131072, 256},    // DMMA
+                                                         {op::grad_p, 40000, 512},     // wide
+                                                         {op::convolve, 262113, 32},   // DMMA
+                                                         {op::convolve, 199809, 192},  // DMMA
+                                                         {op::grad_q, 8, 1048576}};    // large
+  check_sampled_cases<T>(g, cases);
 }

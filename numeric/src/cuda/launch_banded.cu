@@ -36,8 +36,9 @@ struct dispatch_tuning {
   static constexpr std::int64_t mid_from_out = 384;
   /// blocks per multiprocessor the tap split aims for
   static constexpr std::int64_t blocks_per_sm = 4;
-  /// single problems of more taps than this take long_taps_tile's rules
-  static constexpr std::int64_t long_taps = 2048;
+  /// single problems of more taps than this, or of more outputs than
+  /// long_out, take long_taps_tile's or long_out_tile's rules
+  static constexpr std::int64_t long_taps = 2048, long_out = 32768;
   /// ... where float takes the large tile from outputs = long_ratio x taps
   /// (convolutions only up to long_large_max_taps taps)
   static constexpr std::int64_t long_ratio = 6, long_large_max_taps = 4096;
@@ -64,6 +65,34 @@ bool underfilled(const correlation_view<T>& c) {
   const std::int64_t tiles =
       (std::int64_t{c.lout} + tiled_tunings<T>::mid::TJ - 1) / tiled_tunings<T>::mid::TJ * c.batch;
   return tiles < dispatch_tuning::blocks_per_sm * multiprocessors();
+}
+
+// The tile for a single problem of more than long_out outputs and at most
+// long_taps taps that no other variant takes (H100, bench/notes/single.md
+// round 22: 3-2048 taps x 40000-1048576 outputs, each tile forced beside the
+// dispatch). Few taps are memory-bound there, and the large tile streams best
+// once there are enough outputs:
+// - float: small up to 65536 outputs up to 128 taps (grad_p 64 x 65536 2.20
+//   us against mid 2.49), large from 131072 below 128 taps and from 262144
+//   at 128-511 (grad_p 3 x 262144 3.39 against mid 4.82), large from 512
+//   taps, else mid (256 x 131072 4.41, large 5.76);
+// - double: small at 32-64 taps up to 65536 outputs (2.31 against mid
+//   2.51), large from 256 taps (256 x 65536 4.16 against mid 4.86) and below
+//   16 taps from a million outputs (15.3 against 17.5), else mid (128 x
+//   40000 2.75 against small 4.98: the "underfilled" rule's choice).
+template <class T>
+kernel_variant long_out_tile(const correlation_view<T>& c) {
+  const std::int64_t out = c.lout, taps = c.la;
+  if constexpr (sizeof(T) == 4) {
+    if (taps >= 512) return kernel_variant::large;
+    if (taps <= 128 && out <= 65536) return kernel_variant::small;
+    if (out >= (taps >= 128 ? 262144 : 131072)) return kernel_variant::large;
+    return kernel_variant::mid;
+  } else {
+    if (taps >= 256 || (taps < 16 && out >= (std::int64_t{1} << 20))) return kernel_variant::large;
+    if (taps >= 32 && taps <= 64 && out <= 65536) return kernel_variant::small;
+    return kernel_variant::mid;
+  }
 }
 
 // The tile for a single problem of more than long_taps taps that no other
@@ -155,8 +184,10 @@ void launch_banded(const banded_args<T>& x, cudaStream_t stream) {
   } else if (c.batch >= dispatch_tuning::warp_from_batch &&
              c.lout <= dispatch_tuning::warp_max_out && c.la <= dispatch_tuning::warp_max_taps) {
     launch_variant(kernel_variant::warp, c, 1, stream);
-  } else if (c.batch == 1 && c.la > dispatch_tuning::long_taps) {
-    const kernel_variant v = long_taps_tile(c);
+  } else if (c.batch == 1 &&
+             (c.la > dispatch_tuning::long_taps || c.lout > dispatch_tuning::long_out)) {
+    const kernel_variant v =
+        c.la > dispatch_tuning::long_taps ? long_taps_tile(c) : long_out_tile(c);
     launch_variant(v, c, tap_split_of(v, c), stream);
   } else if ((c.lout >= dispatch_tuning::large_from_out &&
               c.la >= dispatch_tuning::large_from_taps) ||

@@ -44,6 +44,19 @@ struct mma_f64_dispatch {
   static constexpr std::int64_t single_min_taps = 2048;
   static constexpr std::int64_t single_conv_min_macs = 30'000'000;
   static constexpr std::int64_t single_grad_min_macs = 26'000'000;
+  /// single problems beyond long_from_out outputs (round 22, H100: 256 taps x
+  /// 131072 outputs 6.27 us against large 7.56, 192 x 100000 5.31 against
+  /// 5.70, 32 x 262144 5.28 against mid 5.88; below 16 taps or 262144
+  /// outputs the tiles win or tie): from long_min_taps taps, long_min_out
+  /// outputs and long_min_work taps x outputs, or from long_mid_taps taps,
+  /// long_mid_min_out outputs and long_mid_work, or from long_few_taps taps
+  /// and long_few_min_out outputs
+  static constexpr std::int64_t long_from_out = 32768;
+  static constexpr std::int64_t long_min_taps = 256, long_min_out = 65536;
+  static constexpr std::int64_t long_min_work = std::int64_t{1} << 25;
+  static constexpr std::int64_t long_mid_taps = 192, long_mid_min_out = 100000;
+  static constexpr std::int64_t long_mid_work = 19'000'000;
+  static constexpr std::int64_t long_few_taps = 16, long_few_min_out = 262144;
 };
 
 bool use_batched(const correlation_view<double>& c) {
@@ -58,6 +71,13 @@ bool mma_supports(const correlation_view<double>&) {
 
 bool mma_preferred(const correlation_view<double>& c) {
   using d = mma_f64_dispatch;
+  if (c.batch == 1 && c.lout > d::long_from_out) {
+    const std::int64_t la = c.la, lout = c.lout;
+    if ((la >= d::long_min_taps && lout >= d::long_min_out && la * lout >= d::long_min_work) ||
+        (la >= d::long_mid_taps && lout >= d::long_mid_min_out && la * lout >= d::long_mid_work) ||
+        (la >= d::long_few_taps && lout >= d::long_few_min_out))
+      return true;
+  }
   return c.lout >= d::min_out && c.la >= d::min_taps &&
          (std::int64_t{c.lout} * c.la * c.batch >= d::min_work ||
           (c.batch == 1 && c.la >= d::single_min_taps &&

@@ -46,6 +46,9 @@ struct mma_tf32_dispatch {
   static constexpr std::int64_t batch_taps = 384;
   static constexpr std::int64_t conv_out_lo = 768;
   static constexpr std::int64_t grad_out_lo = 384, grad_out_hi = 512;
+  /// single problems of few_taps_lo-few_taps_hi taps from few_taps_min_out outputs
+  static constexpr int few_taps_lo = 24, few_taps_hi = 192;
+  static constexpr std::int64_t few_taps_min_out = 500'000;
 };
 
 enum class shape { small, mid, large, grad };
@@ -69,9 +72,16 @@ bool mma_supports(const correlation_view<float>&) {
 // H200, bench/notes/mma_tf32.md round 4: conv 65536 180 us against 241 (large
 // FMA tile), grad_p 65536 199 against 260, conv 4096x512 114 against 127.5,
 // grad_p 4096x512 67.0 against 82.7 (mid FMA tile). Not preferred at 2048
-// (6.4 against 4.8) nor for batches of small problems.
+// (6.4 against 4.8) nor for batches of small problems. Single problems of
+// 24-192 taps from 500000 outputs (H100, bench/notes/single.md round 22:
+// convolve 96 x 500000 6.56 us against large 9.94, 64 x 1048576 11.9 against
+// 15.9; below 24 taps, at 256 and at 262144 outputs the large tile wins or
+// ties).
 bool mma_preferred(const correlation_view<float>& c) {
   using d = mma_tf32_dispatch;
+  if (c.batch == 1 && c.la >= d::few_taps_lo && c.la <= d::few_taps_hi &&
+      c.lout >= d::few_taps_min_out)
+    return true;
   if (c.lout >= d::big_out && c.la >= d::big_taps) return true;
   if (c.batch < d::batch_min || c.la < d::batch_taps) return false;
   return c.lead > 0 ? c.lout >= d::conv_out_lo && c.lout <= d::one_tile_out

@@ -442,14 +442,18 @@ bool wgmma_tf32_supports(const correlation_view<float>& c) {
 // convolve 12288 14.1 against 22.0). Gradients of at most 1.5 outputs per
 // tap, where the large tile does well, from 1.6e8 (grad_p 12288: large
 // 13.6 against 14.5; 13312: wgmma 15.4 against 17.3). Below 2048 taps the
-// large tile wins (1024 taps x 131072 outputs: 10.2 against 13.6).
+// large tile wins up to 1.3e8 (1024 taps x 131072 outputs: 10.2 against
+// 13.6), wgmma from 2.5e8 (round 22: 1024 x 1048576 39.6 against 56.1).
 // bench/notes/single.md.
 bool wgmma_tf32_preferred(const correlation_view<float>& c) {
   constexpr std::int64_t min_macs = 115'000'000, square_grad_min_macs = 160'000'000;
+  constexpr std::int64_t short_taps_min_macs = 250'000'000;
   if (c.batch != 1) return false;
   if (c.lout >= 65536 && c.la >= 32768) return true;
+  const std::int64_t macs = band_macs(c);
+  if (c.la >= 1024 && macs >= short_taps_min_macs) return true;
   const bool square_grad = c.lead == 0 && 2 * std::int64_t{c.lout} <= 3 * std::int64_t{c.la};
-  return c.la >= 2048 && band_macs(c) >= (square_grad ? square_grad_min_macs : min_macs);
+  return c.la >= 2048 && macs >= (square_grad ? square_grad_min_macs : min_macs);
 }
 
 void launch_wgmma_tf32(const correlation_view<float>& c, cudaStream_t stream) {

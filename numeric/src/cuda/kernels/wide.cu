@@ -38,6 +38,11 @@ constexpr int wide_max_taps = sizeof(T) == 4 ? 4096 : 2048;
 /// H100, 2560-4096 taps and 3072-32768 outputs; grad_p 2560 x 4096 2.37
 /// against mid 4.58, convolve 4096 x 16384 7.30 against small 8.47; beyond,
 /// the large tile wins: convolve 3584 x 24576 10.25 against 10.51).
+/// Beyond 32768 outputs, problems of 512-2048 taps while taps x outputs
+/// stays within 6e7 in float, 2.1e7 (convolutions) or 4.5e7 (gradients) in
+/// double (round 22: 512-2048 taps x 40000-1048576 outputs; float grad_p
+/// 1024 x 40000 4.96 against large 6.88, double grad_p 512 x 65536 6.38
+/// against DMMA 7.27; at 256 taps the mid tile wins: 2.84 against 4.34).
 /// The largest losses left inside the range: 0.19 µs (float grad_p of 32768
 /// outputs and 256 taps), 0.06 (double grad_p of 256 outputs and 64 taps).
 template <class T>
@@ -63,6 +68,10 @@ struct wide_dispatch {
   /// float problems of more than max_taps taps: largest taps x outputs
   static constexpr std::int64_t long_conv_area = std::int64_t{1} << 26;
   static constexpr std::int64_t long_grad_area = 90'000'000;
+  /// more than max_out outputs: from long_out_taps taps, largest taps x outputs
+  static constexpr int long_out_taps = 512;
+  static constexpr std::int64_t long_out_area = is_float ? 60'000'000 : 45'000'000;
+  static constexpr std::int64_t long_out_conv_area = is_float ? 60'000'000 : 21'000'000;
 };
 
 /// Tiles of two groups from 32 tiles on; fewer tiles keep one group per
@@ -110,6 +119,10 @@ bool preferred(const correlation_view<T>& c) {
   if (d::is_float && c.la > d::max_taps)
     return c.lout >= d::min_out &&
            std::int64_t{c.la} * c.lout <= (conv ? d::long_conv_area : d::long_grad_area) &&
+           supports(c);
+  if (c.lout > d::max_out)
+    return c.la >= d::long_out_taps && c.la <= d::max_taps &&
+           std::int64_t{c.la} * c.lout <= (conv ? d::long_out_conv_area : d::long_out_area) &&
            supports(c);
   if (c.la < (conv ? d::min_conv_taps : d::min_grad_taps) || c.la > d::max_taps ||
       c.lout < d::min_out || c.lout > (c.la >= d::long_taps ? d::max_out : d::short_max_out))
