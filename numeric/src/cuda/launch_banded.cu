@@ -18,8 +18,13 @@ namespace {
 
 /// Thresholds of the dispatch, in one place.
 struct dispatch_tuning {
-  /// warp per problem: batches of at least this many problems ...
-  static constexpr std::int64_t warp_from_batch = 256;
+  /// warp per problem: batches of at least this many problems, or of
+  /// warp_short_from_batch with at most warp_short_taps taps ... (H100,
+  /// bench/notes/single.md round 23: at 256 problems of 64-256 the tiles win,
+  /// 256 x 128 convolve small 2.34 us against warp 4.63; of 32 warp wins;
+  /// at 512 of 48-96 warp wins, 512 x 96 double grad_p 3.41 against 5.77)
+  static constexpr std::int64_t warp_from_batch = 512;
+  static constexpr std::int64_t warp_short_from_batch = 256, warp_short_taps = 32;
   /// ... with at most this many outputs and taps each
   static constexpr std::int64_t warp_max_out = 256;
   static constexpr std::int64_t warp_max_taps = 256;
@@ -32,8 +37,11 @@ struct dispatch_tuning {
   /// the large tile is used (up to one tile per problem)
   static constexpr std::int64_t large_batched_from_out = 768;
   static constexpr std::int64_t large_batched_from_taps = 384;
-  /// outputs per problem from which the mid tile (TJ = 256) is used
+  /// outputs per problem from which the mid tile (TJ = 256) is used, and
+  /// from batched_mid_from_out in batches of batched_mid_from_batch or more
+  /// (round 23: 256 x 256 grad_p mid 2.84 us against small 5.66)
   static constexpr std::int64_t mid_from_out = 384;
+  static constexpr std::int64_t batched_mid_from_out = 256, batched_mid_from_batch = 64;
   /// blocks per multiprocessor the tap split aims for
   static constexpr std::int64_t blocks_per_sm = 4;
   /// single problems of more taps than this, or of more outputs than
@@ -59,9 +67,15 @@ int tap_split(const correlation_view<T>& c) {
 // full convolutions (lead > 0) whose mid tiles cannot fill the GPU take the
 // small tile: narrower warps waste less on the band's zero triangles, and
 // more tiles need less tap splitting (measured, H200, 2048: small 4.8 us,
-// mid 5.0; gradients have no triangles and stay on mid, 4.5 against 4.8)
+// mid 5.0; gradients have no triangles and stay on mid, 4.5 against 4.8).
+// Not in batches of 256-383 taps, nor of 16 or fewer problems from 512 taps,
+// where mid wins (H100, bench/notes/single.md round 23: 64 x 256 double
+// convolve mid 3.33 against small 6.39, 16 x 512 float 2.84 against 4.16;
+// 64 x 1024 float small 11.46 against mid 13.62, 128 x 384 small 5.66
+// against mid 7.24).
 template <class T>
 bool underfilled(const correlation_view<T>& c) {
+  if (c.batch > 1 && ((c.la >= 256 && c.la < 384) || (c.la >= 512 && c.batch <= 16))) return false;
   const std::int64_t tiles =
       (std::int64_t{c.lout} + tiled_tunings<T>::mid::TJ - 1) / tiled_tunings<T>::mid::TJ * c.batch;
   return tiles < dispatch_tuning::blocks_per_sm * multiprocessors();
@@ -126,9 +140,11 @@ kernel_variant long_taps_tile(const correlation_view<T>& c) {
 // the large tile: its R = 16 register blocking makes up for more work on the
 // band's zero triangles (measured, H200, 4096 pairs of 512, one run: large
 // 127.6 us, mid 130.1; a small gain, within about twice run-to-run noise)
+// (from 64 problems: at 16 the mid tile wins, 16 x 512 2.84 us against 5.29;
+// H100, bench/notes/single.md round 23)
 template <class T>
 bool batched_full_float(const correlation_view<T>& c) {
-  return sizeof(T) == 4 && c.lead > 0 && c.batch > 1 &&
+  return sizeof(T) == 4 && c.lead > 0 && c.batch >= 64 &&
          c.lout >= dispatch_tuning::large_batched_from_out &&
          c.la >= dispatch_tuning::large_batched_from_taps && c.lout <= tiled_tunings<T>::large::TJ;
 }
@@ -181,7 +197,9 @@ void launch_banded(const banded_args<T>& x, cudaStream_t stream) {
     launch_variant(kernel_variant::mma, c, mma_split(c), stream);
   } else if (lane_preferred(c)) {
     launch_variant(kernel_variant::lane, c, 1, stream);
-  } else if (c.batch >= dispatch_tuning::warp_from_batch &&
+  } else if ((c.batch >= dispatch_tuning::warp_from_batch ||
+              (c.batch >= dispatch_tuning::warp_short_from_batch &&
+               c.la <= dispatch_tuning::warp_short_taps)) &&
              c.lout <= dispatch_tuning::warp_max_out && c.la <= dispatch_tuning::warp_max_taps) {
     launch_variant(kernel_variant::warp, c, 1, stream);
   } else if (c.batch == 1 &&
@@ -193,7 +211,10 @@ void launch_banded(const banded_args<T>& x, cudaStream_t stream) {
               c.la >= dispatch_tuning::large_from_taps) ||
              batched_full_float(c)) {
     launch_variant(kernel_variant::large, c, tap_split<typename tun::large>(c), stream);
-  } else if (c.lout >= dispatch_tuning::mid_from_out && !(c.lead > 0 && underfilled(c))) {
+  } else if (c.lout >= (c.batch >= dispatch_tuning::batched_mid_from_batch
+                            ? dispatch_tuning::batched_mid_from_out
+                            : dispatch_tuning::mid_from_out) &&
+             !(c.lead > 0 && underfilled(c))) {
     launch_variant(kernel_variant::mid, c, tap_split<typename tun::mid>(c), stream);
   } else {
     launch_variant(kernel_variant::small, c, tap_split<typename tun::small>(c), stream);

@@ -21,9 +21,15 @@ constexpr std::int64_t pairs_max_smem = 48 * 1024;
 /// us (min_blocks 6; 79.6 at 4) against 110.3 (mma) and 128.4 (large);
 /// grad_p 62.4 (59.3) against 69.6 (mma).
 struct pairs_dispatch {
-  static constexpr int batch_min = 2048;
+  /// from 512 problems (H100, bench/notes/single.md round 23: 1024 pairs of
+  /// 512, convolve 16.3 us against 49.2 on the mma kernel, grad_p 15.2
+  /// against 27.1; 512 pairs of 384, convolve 8.97 against mid 13.72; at 256
+  /// pairs of 512 the large tile wins, 8.46 against 10.23)
+  static constexpr int batch_min = 512;
   static constexpr int min_taps = 384;
-  static constexpr int conv_out_lo = 768;
+  /// (767: the full convolution of 384 and 384; 2048 of them 22.8 us against
+  /// mid 46.7)
+  static constexpr int conv_out_lo = 767;
   static constexpr int grad_out_lo = 384;
   static constexpr int grad_max = 512;
 };
