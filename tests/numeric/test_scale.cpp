@@ -39,7 +39,7 @@ TEMPLATE_TEST_CASE("scale: random sizes 1..5000", "[numeric][scale]", MARG_ALL_C
 
 namespace {
 
-// One single product of m x n with unit strides where `strided` is false
+// One single product of m x n with unit strides unless `strided_ops`
 // (the fast single-problem variants need unit steps), checked at its first
 // and last 100 elements and 2000 random ones against the long double loop;
 // every element must be written, positive and finite.

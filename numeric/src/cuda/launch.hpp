@@ -135,9 +135,11 @@ bool wide_supports(const correlation_view<float>& c);
 bool wide_supports(const correlation_view<double>& c);
 
 /// Whether launch_banded takes the wide-tile variant for `c`: single
-/// problems of up to 2048 taps and 64-32768 outputs where it measured
-/// faster than the tiled kernels (the rule and its exceptions: wide.cu's
-/// wide_dispatch; bench/notes/wide2048.md).
+/// problems of up to 2048 taps and 64-32768 outputs, float problems of up
+/// to 4096 taps and problems of 512-2048 taps beyond 32768 outputs while
+/// taps x outputs stays small enough, where it measured faster than the
+/// kernel the dispatch takes otherwise (the rule and its exceptions: wide.cu's
+/// wide_dispatch; bench/notes/wide2048.md, bench/notes/single.md).
 /// @param c the correlation
 /// @return true to dispatch `c` to the wide variant
 bool wide_preferred(const correlation_view<float>& c);

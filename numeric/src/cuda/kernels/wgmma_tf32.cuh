@@ -24,9 +24,13 @@ bool wgmma_tf32_available();
 bool wgmma_tf32_supports(const correlation_view<float>& c);
 
 /// Whether the wgmma variant is measured faster than the others for `c`
-/// (H200, bench/notes/wgmma.md: convolve and gradients at 65536).
+/// (H200, bench/notes/wgmma.md: convolve and gradients at 65536; H100,
+/// bench/notes/single.md rounds 21-22 below that).
 /// @param c the correlation
-/// @return true for single large problems: >= 65536 outputs and >= 32768 taps
+/// @return true for single problems of >= 65536 outputs and >= 32768 taps,
+///         or of >= 1024 taps with enough multiply-adds on the band
+///         (band_macs; the thresholds, lower from 2048 taps, are in
+///         wgmma_tf32.cu)
 bool wgmma_tf32_preferred(const correlation_view<float>& c);
 
 /// Launches the wgmma variant (requires wgmma_tf32_supports(c)): the unit
