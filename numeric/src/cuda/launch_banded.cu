@@ -25,6 +25,17 @@ struct dispatch_tuning {
   /// at 512 of 48-96 warp wins, 512 x 96 double grad_p 3.41 against 5.77)
   static constexpr std::int64_t warp_from_batch = 512;
   static constexpr std::int64_t warp_short_from_batch = 256, warp_short_taps = 32;
+  /// ... but double convolutions of more than warp_double_conv_taps taps from
+  /// warp_late_batch problems, float gradients of warp_grad_taps-
+  /// warp_grad_mid_taps taps (and as many outputs) from warp_late_batch and
+  /// of more from warp_grad_wide_batch, where the tiles or DMMA win below
+  /// (round 24: 512 x 128 double convolve mid 4.16 against warp 6.73; 512 x
+  /// 192 float grad_p mid 4.35 against 6.32; 2048 x 256 mid 14.30 against
+  /// 17.52; with half as many outputs warp stays: 2560 x 224 taps x 112
+  /// outputs 9.09 against small 13.37)
+  static constexpr std::int64_t warp_late_batch = 1024, warp_double_conv_taps = 64;
+  static constexpr std::int64_t warp_grad_taps = 160, warp_grad_mid_taps = 192;
+  static constexpr std::int64_t warp_grad_wide_batch = 3072;
   /// ... with at most this many outputs and taps each
   static constexpr std::int64_t warp_max_out = 256;
   static constexpr std::int64_t warp_max_taps = 256;
@@ -37,11 +48,23 @@ struct dispatch_tuning {
   /// the large tile is used (up to one tile per problem)
   static constexpr std::int64_t large_batched_from_out = 768;
   static constexpr std::int64_t large_batched_from_taps = 384;
+  /// batched float gradients of at least this many taps and outputs from
+  /// large_grad_batch problems (round 24: 1024 x 1024 grad_p large 56.4 us
+  /// against mid 74.3, 256 x 2048 61.8 against 71.9; at 16-128 problems mid
+  /// won some: 128 x 1536 22.0 against 35.2)
+  static constexpr std::int64_t large_grad_from = 1024, large_grad_batch = 256;
   /// outputs per problem from which the mid tile (TJ = 256) is used, and
   /// from batched_mid_from_out in batches of batched_mid_from_batch or more
-  /// (round 23: 256 x 256 grad_p mid 2.84 us against small 5.66)
+  /// (round 23: 256 x 256 grad_p mid 2.84 us against small 5.66); double
+  /// from double_batched_mid_from_out (round 24: 256 x 128 double convolve
+  /// mid 2.85 against small 5.88) and float gradients of at least
+  /// float_grad_mid_taps taps from float_grad_mid_from_out in batches of
+  /// float_grad_mid_batch (256 x 192 grad_p mid 2.77 against small 5.59)
   static constexpr std::int64_t mid_from_out = 384;
   static constexpr std::int64_t batched_mid_from_out = 256, batched_mid_from_batch = 64;
+  static constexpr std::int64_t double_batched_mid_from_out = 128;
+  static constexpr std::int64_t float_grad_mid_taps = 160, float_grad_mid_from_out = 160;
+  static constexpr std::int64_t float_grad_mid_batch = 128;
   /// blocks per multiprocessor the tap split aims for
   static constexpr std::int64_t blocks_per_sm = 4;
   /// single problems of more taps than this, or of more outputs than
@@ -72,10 +95,13 @@ int tap_split(const correlation_view<T>& c) {
 // where mid wins (H100, bench/notes/single.md round 23: 64 x 256 double
 // convolve mid 3.33 against small 6.39, 16 x 512 float 2.84 against 4.16;
 // 64 x 1024 float small 11.46 against mid 13.62, 128 x 384 small 5.66
-// against mid 7.24).
+// against mid 7.24), nor in double batches, whose small tile lost to mid
+// at most such shapes (round 24: 64 x 160 convolve mid 3.27 against 4.92).
 template <class T>
 bool underfilled(const correlation_view<T>& c) {
-  if (c.batch > 1 && ((c.la >= 256 && c.la < 384) || (c.la >= 512 && c.batch <= 16))) return false;
+  if (c.batch > 1 &&
+      (sizeof(T) == 8 || (c.la >= 256 && c.la < 384) || (c.la >= 512 && c.batch <= 16)))
+    return false;
   const std::int64_t tiles =
       (std::int64_t{c.lout} + tiled_tunings<T>::mid::TJ - 1) / tiled_tunings<T>::mid::TJ * c.batch;
   return tiles < dispatch_tuning::blocks_per_sm * multiprocessors();
@@ -158,6 +184,38 @@ bool wgmma_first(const correlation_view<T>& c) {
   return false;
 }
 
+// batched float gradients of many taps take the large tile
+// (dispatch_tuning::large_grad_from)
+template <class T>
+bool batched_grad_float(const correlation_view<T>& c) {
+  using d = dispatch_tuning;
+  return sizeof(T) == 4 && c.lead == 0 && c.batch >= d::large_grad_batch &&
+         c.la >= d::large_grad_from && c.lout >= d::large_grad_from;
+}
+
+// warp per problem: batches of short problems (dispatch_tuning::warp_*)
+template <class T>
+bool warp_preferred(const correlation_view<T>& c) {
+  using d = dispatch_tuning;
+  if (c.lout > d::warp_max_out || c.la > d::warp_max_taps) return false;
+  std::int64_t from = c.la <= d::warp_short_taps ? d::warp_short_from_batch : d::warp_from_batch;
+  if (sizeof(T) == 8 && c.lead > 0 && c.la > d::warp_double_conv_taps) from = d::warp_late_batch;
+  if (sizeof(T) == 4 && c.lead == 0 && c.la >= d::warp_grad_taps && c.lout >= d::warp_grad_taps)
+    from = c.la <= d::warp_grad_mid_taps ? d::warp_late_batch : d::warp_grad_wide_batch;
+  return c.batch >= from;
+}
+
+// outputs per problem from which the mid tile is taken (dispatch_tuning)
+template <class T>
+std::int64_t mid_from_out(const correlation_view<T>& c) {
+  using d = dispatch_tuning;
+  if (c.batch < d::batched_mid_from_batch) return d::mid_from_out;
+  if (sizeof(T) == 8) return d::double_batched_mid_from_out;
+  if (c.lead == 0 && c.la >= d::float_grad_mid_taps && c.batch >= d::float_grad_mid_batch)
+    return d::float_grad_mid_from_out;
+  return d::batched_mid_from_out;
+}
+
 }  // namespace
 
 template <class T>
@@ -187,7 +245,9 @@ void launch_banded(const banded_args<T>& x, cudaStream_t stream) {
   if (x.batch == 0) return;
   using tun = tiled_tunings<T>;
   const correlation_view<T> c = correlation_of(x);
-  if (pairs_preferred(c)) {
+  if (lane_preferred(c)) {
+    launch_variant(kernel_variant::lane, c, 1, stream);
+  } else if (pairs_preferred(c)) {
     launch_variant(kernel_variant::pairs, c, 1, stream);
   } else if (wgmma_first(c)) {
     launch_variant(kernel_variant::wgmma, c, 1, stream);
@@ -195,12 +255,7 @@ void launch_banded(const banded_args<T>& x, cudaStream_t stream) {
     launch_variant(kernel_variant::wide, c, 1, stream);
   } else if (mma_preferred(c)) {
     launch_variant(kernel_variant::mma, c, mma_split(c), stream);
-  } else if (lane_preferred(c)) {
-    launch_variant(kernel_variant::lane, c, 1, stream);
-  } else if ((c.batch >= dispatch_tuning::warp_from_batch ||
-              (c.batch >= dispatch_tuning::warp_short_from_batch &&
-               c.la <= dispatch_tuning::warp_short_taps)) &&
-             c.lout <= dispatch_tuning::warp_max_out && c.la <= dispatch_tuning::warp_max_taps) {
+  } else if (warp_preferred(c)) {
     launch_variant(kernel_variant::warp, c, 1, stream);
   } else if (c.batch == 1 &&
              (c.la > dispatch_tuning::long_taps || c.lout > dispatch_tuning::long_out)) {
@@ -209,12 +264,9 @@ void launch_banded(const banded_args<T>& x, cudaStream_t stream) {
     launch_variant(v, c, tap_split_of(v, c), stream);
   } else if ((c.lout >= dispatch_tuning::large_from_out &&
               c.la >= dispatch_tuning::large_from_taps) ||
-             batched_full_float(c)) {
+             batched_full_float(c) || batched_grad_float(c)) {
     launch_variant(kernel_variant::large, c, tap_split<typename tun::large>(c), stream);
-  } else if (c.lout >= (c.batch >= dispatch_tuning::batched_mid_from_batch
-                            ? dispatch_tuning::batched_mid_from_out
-                            : dispatch_tuning::mid_from_out) &&
-             !(c.lead > 0 && underfilled(c))) {
+  } else if (c.lout >= mid_from_out(c) && !(c.lead > 0 && underfilled(c))) {
     launch_variant(kernel_variant::mid, c, tap_split<typename tun::mid>(c), stream);
   } else {
     launch_variant(kernel_variant::small, c, tap_split<typename tun::small>(c), stream);

@@ -34,9 +34,10 @@ lane_device& current_lane_device() {
 }
 
 /// Thresholds of the preference: batches from batch_min problems (enough
-/// groups of 32 to fill the GPU) with at most max_out outputs, at most
-/// max_taps taps and at least min_conv_taps (convolutions) or min_grad_taps
-/// (gradients; float: min_grad_taps_float). Measured, H200, bench_cuda (lane
+/// groups of 32 to fill the GPU; fewer where round 24 measured it) of at
+/// least min_conv_taps taps (convolutions) or min_grad_taps (gradients;
+/// float: min_grad_taps_float), gradients with at most max_out outputs.
+/// Measured, H200, bench_cuda (lane
 /// against the warp kernel): 16384 x 64 float convolve 12.1 against 14.6 us,
 /// grad_p 11.6 / 14.1, double 18.5 / 22.1 and 17.0 / 21.8; 8192 pairs of 128
 /// and 32 float convolve 8.0 / 12.6, double 11.7 / 15.1, but grad_p (32
@@ -47,10 +48,26 @@ lane_device& current_lane_device() {
 struct lane_dispatch {
   static constexpr int batch_min = 4096;
   static constexpr int max_out = 256;
-  static constexpr int max_taps = 128;
   static constexpr int min_conv_taps = 16;
   static constexpr int min_grad_taps = 48;
   static constexpr int min_grad_taps_float = 32;
+  /// Round 24 (H100, bench/notes/single.md, every variant forced on 812
+  /// batched shapes): float convolutions of up to conv_max_out outputs from
+  /// conv_short_batch problems up to short_taps taps, conv_mid_batch up to
+  /// mid_taps and batch_min up to wide_taps (8192 x 192 taps 21.5 us against
+  /// 91.5 on the mid tile, 2048 x 96 4.61 against warp 7.17; at 1024
+  /// problems warp or pairs win); float gradients from grad_short_batch
+  /// problems up to short_taps and at mid_low_taps-mid_taps taps (2048 x 192
+  /// 11.36 against warp 13.66; at 96-128 taps warp wins below 4096); double
+  /// from batch_min up to mid_taps taps, with at most 2 x mid_taps outputs
+  /// (convolutions) or mid_taps (gradients) (4096 x 192 convolve 28.8
+  /// against DMMA 32.3 and the mid tile 57.6); gradients of more than
+  /// double_grad_taps taps only with double_grad_min_out outputs or more
+  /// (6144 x 176 taps x 88 outputs warp 21.2 against lane 28.0).
+  static constexpr int short_taps = 64, mid_low_taps = 129, mid_taps = 192, wide_taps = 256;
+  static constexpr int conv_short_batch = 2048, conv_mid_batch = 1536, grad_short_batch = 2048;
+  static constexpr int conv_max_out = 511;
+  static constexpr int double_grad_taps = 128, double_grad_min_out = 128;
 };
 
 /// Resident blocks per SM of `Kernel` with `bytes` of dynamic shared memory
@@ -305,11 +322,31 @@ void launch_lane_t(const correlation_view<T>& c, cudaStream_t stream) {
 template <class T>
 bool lane_preferred_t(const correlation_view<T>& c) {
   using d = lane_dispatch;
-  const int min_taps = c.lead > 0       ? d::min_conv_taps
+  const bool conv = c.lead > 0;
+  const int min_taps = conv             ? d::min_conv_taps
                        : sizeof(T) == 4 ? d::min_grad_taps_float
                                         : d::min_grad_taps;
-  return c.batch >= d::batch_min && c.lout <= d::max_out && c.la >= min_taps &&
-         c.la <= d::max_taps && lane_fits(c, current_lane_device().max_smem);
+  bool shape = false;  // the measured range; the fit (shared memory) last: every call asks
+  if (c.la < min_taps) return false;
+  if constexpr (sizeof(T) == 4) {
+    if (conv) {
+      const int from = c.la <= d::short_taps ? d::conv_short_batch
+                       : c.la <= d::mid_taps ? d::conv_mid_batch
+                                             : d::batch_min;
+      shape = c.la <= d::wide_taps && c.lout <= d::conv_max_out && c.batch >= from;
+    } else {
+      const bool short_run =
+          c.la <= d::short_taps || (c.la >= d::mid_low_taps && c.la <= d::mid_taps);
+      shape = c.la <= d::wide_taps && c.lout <= d::max_out &&
+              c.batch >= (short_run ? d::grad_short_batch : d::batch_min);
+    }
+  } else {
+    shape = c.batch >= d::batch_min && c.la <= d::mid_taps &&
+            (conv ? c.lout <= 2 * d::mid_taps
+                  : c.lout <= d::mid_taps &&
+                        (c.la <= d::double_grad_taps || c.lout >= d::double_grad_min_out));
+  }
+  return shape && lane_fits(c, current_lane_device().max_smem);
 }
 
 }  // namespace

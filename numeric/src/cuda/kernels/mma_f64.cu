@@ -57,6 +57,20 @@ struct mma_f64_dispatch {
   static constexpr std::int64_t long_mid_taps = 192, long_mid_min_out = 100000;
   static constexpr std::int64_t long_mid_work = 19'000'000;
   static constexpr std::int64_t long_few_taps = 16, long_few_min_out = 262144;
+  /// batches (round 24, H100, at the split of mma_f64_batch_split): from
+  /// batch_min_taps taps with batch_min_work taps x outputs x problems in
+  /// batches of batch_min, or batch_wide_work in batches of batch_wide_min
+  /// (convolve 128 x 192 taps 3.52 us against mid 4.70; 64 x 512 6.10 against
+  /// large 9.04; below, mid: 32 x 384 convolve 4.42 against 5.43). Not for
+  /// gradients of at most batch_warp_taps taps from batch_warp_from
+  /// problems, where warp or lane win (2048 x 256 grad_p warp 20.17 against
+  /// 22.94), nor for gradients of fewer than batch_grad_min_out outputs
+  /// (768 x 224 taps x 112 outputs warp 6.90 against 8.50).
+  static constexpr std::int64_t batch_min_taps = 160;
+  static constexpr std::int64_t batch_min = 128, batch_min_work = 6'000'000;
+  static constexpr std::int64_t batch_wide_min = 64, batch_wide_work = 12'000'000;
+  static constexpr std::int64_t batch_warp_taps = 256, batch_warp_from = 1024;
+  static constexpr std::int64_t batch_grad_min_out = 128;
 };
 
 bool use_batched(const correlation_view<double>& c) {
@@ -78,16 +92,27 @@ bool mma_preferred(const correlation_view<double>& c) {
         (la >= d::long_few_taps && lout >= d::long_few_min_out))
       return true;
   }
+  const std::int64_t work = std::int64_t{c.lout} * c.la * c.batch;
+  if (c.batch > 1 && c.la >= d::batch_min_taps &&
+      ((c.batch >= d::batch_min && work >= d::batch_min_work) ||
+       (c.batch >= d::batch_wide_min && work >= d::batch_wide_work)) &&
+      !(c.lead == 0 && ((c.la <= d::batch_warp_taps && c.batch >= d::batch_warp_from) ||
+                        c.lout < d::batch_grad_min_out)))
+    return true;
   return c.lout >= d::min_out && c.la >= d::min_taps &&
-         (std::int64_t{c.lout} * c.la * c.batch >= d::min_work ||
+         (work >= d::min_work ||
           (c.batch == 1 && c.la >= d::single_min_taps &&
            band_macs(c) >= (c.lead > 0 ? d::single_conv_min_macs : d::single_grad_min_macs)));
 }
 
 int mma_split(const correlation_view<double>& c) {
   using d = mma_f64_dispatch;
-  return use_batched(c) ? mma_f64_split<d::batched>(c, multiprocessors(), d::waves)
-                        : mma_f64_split<d::big>(c, multiprocessors(), d::waves);
+  const int sms = multiprocessors();
+  if (c.batch > 1)
+    return use_batched(c) ? mma_f64_batch_split<d::batched>(c, sms)
+                          : mma_f64_batch_split<d::big>(c, sms);
+  return use_batched(c) ? mma_f64_split<d::batched>(c, sms, d::waves)
+                        : mma_f64_split<d::big>(c, sms, d::waves);
 }
 
 void launch_mma(const correlation_view<double>& c, int split, cudaStream_t stream) {

@@ -14,9 +14,9 @@ namespace {
 constexpr std::int64_t pairs_max_smem = 48 * 1024;
 
 /// Thresholds of the preference (float only): batches from batch_min
-/// problems of at least min_taps taps; full convolutions from conv_out_lo
-/// outputs (at most 1024: supports), gradients from grad_out_lo outputs
-/// with at most grad_max (outputs and taps).
+/// problems; full convolutions from conv_min_taps taps and conv_out_lo
+/// outputs (at most 1024: supports), gradients from grad_out_lo outputs and
+/// taps up to grad_max.
 /// Measured, H200, bench_cuda, 4096 pairs of 512 (one run): convolve 82.7
 /// us (min_blocks 6; 79.6 at 4) against 110.3 (mma) and 128.4 (large);
 /// grad_p 62.4 (59.3) against 69.6 (mma).
@@ -26,11 +26,15 @@ struct pairs_dispatch {
   /// against 27.1; 512 pairs of 384, convolve 8.97 against mid 13.72; at 256
   /// pairs of 512 the large tile wins, 8.46 against 10.23)
   static constexpr int batch_min = 512;
-  static constexpr int min_taps = 384;
-  /// (767: the full convolution of 384 and 384; 2048 of them 22.8 us against
-  /// mid 46.7)
-  static constexpr int conv_out_lo = 767;
-  static constexpr int grad_out_lo = 384;
+  /// full convolutions from conv_min_taps taps and conv_out_lo outputs
+  /// (round 24: 1024 pairs of 256 taps 8.51 against mid 14.05, 512 of 192
+  /// 6.10 against mid 7.15; below 160 taps warp or the tiles win; lane
+  /// takes the large batches first)
+  static constexpr int conv_min_taps = 160;
+  static constexpr int conv_out_lo = 319;
+  /// gradients of grad_out_lo..grad_max outputs and taps (round 24: 512 x
+  /// 320 grad_p 6.93 against small 9.70)
+  static constexpr int grad_out_lo = 320;
   static constexpr int grad_max = 512;
 };
 
@@ -85,9 +89,10 @@ bool pairs_supports(const correlation_view<double>& c) {
 }
 bool pairs_preferred(const correlation_view<float>& c) {
   using d = pairs_dispatch;
-  if (c.batch < d::batch_min || c.la < d::min_taps || !pairs_supports(c)) return false;
-  return c.lead > 0 ? c.lout >= d::conv_out_lo
-                    : c.lout >= d::grad_out_lo && c.lout <= d::grad_max && c.la <= d::grad_max;
+  if (c.batch < d::batch_min || !pairs_supports(c)) return false;
+  return c.lead > 0 ? c.la >= d::conv_min_taps && c.lout >= d::conv_out_lo
+                    : c.lout >= d::grad_out_lo && c.lout <= d::grad_max && c.la >= d::grad_out_lo &&
+                          c.la <= d::grad_max;
 }
 bool pairs_preferred(const correlation_view<double>&) {
   return false;
