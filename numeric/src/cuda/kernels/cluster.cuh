@@ -73,6 +73,33 @@ inline int tap_split_for(std::int64_t tiles, std::int64_t stages, std::int64_t w
   return static_cast<int>(std::clamp<std::int64_t>(std::min(split, stages), 1, max_tap_split));
 }
 
+/// Blocks sharing the taps of one tile in a batch: the power of two (1..8,
+/// at most the tile's stages) of least modelled time, (taps of the longest
+/// part + one stage for the cluster sum when split) x max(1, blocks / (5/2
+/// blocks per SM)). A part is whole stages and every block repeats the
+/// staging and the sum, so a split pays only where it shortens the longest
+/// part and the tiles are few (H100, bench/notes/single.md rounds 24-25:
+/// within 5 % of the best forced split at 202 of 211 DMMA shapes and 719 of
+/// 823 FMA-tile shapes, the fill rule of tap_split_for at 96 and 542).
+/// @param tiles output tiles of all problems
+/// @param span taps one tile reads
+/// @param stage taps per shared-memory stage
+/// @param sms multiprocessors of the device
+/// @return the split, 1..max_tap_split
+inline int batch_tap_split(std::int64_t tiles, std::int64_t span, std::int64_t stage, int sms) {
+  const std::int64_t stages = (span + stage - 1) / stage;
+  std::int64_t best_time = -1;
+  int best = 1;
+  for (int s = 1; s <= max_tap_split && s <= stages; s *= 2) {
+    const std::int64_t longest = std::min(span, (stages + s - 1) / s * stage);
+    const std::int64_t part = longest + (s > 1 ? stage : 0);
+    // blocks / (5/2 per SM), as 2 x blocks against 5 x sms (a common factor)
+    const std::int64_t time = part * std::max<std::int64_t>(2 * tiles * s, 5 * std::int64_t{sms});
+    if (best_time < 0 || time < best_time) best_time = time, best = s;
+  }
+  return best;
+}
+
 /// The body of a tile kernel: block (x, y, z) runs tile blockIdx.x of
 /// problems blockIdx.z, blockIdx.z + gridDim.z, ... over tap split
 /// blockIdx.y of gridDim.y (the cluster rank). `agent.run_tile(c, a, x, J0,

@@ -262,15 +262,9 @@ int mma_f64_split(const correlation_view<double>& c, int sms, int waves) {
   return 1 << (31 - __builtin_clz(static_cast<unsigned>(split)));  // a power of two
 }
 
-/// The split of s for a batch: the power of two (1..8, at most the tile's
-/// stages) of least modelled time, (longest part in stages + one stage for
-/// the cluster sum when split) x max(1, blocks / (5/2 blocks per SM)).
-/// A split pays only where it shortens the longest part and the tiles are
-/// few: a part is whole stages, so 256 taps (span 271: 256 + 15) split in two
-/// are a 256-tap part and a 15-tap one, and every extra block repeats the
-/// staging and the sum (H100, bench/notes/single.md round 24, 211 shapes of
-/// 128-4096 taps in batches of 2-4096, splits 1-8 forced: the model's split
-/// within 5 % of the best at 202, the fill rule of mma_f64_split at 96;
+/// The split of s for a batch (batch_tap_split: a split repeats the staging
+/// and the cluster sum in every block, and at 256-512 taps the last stage
+/// of the span holds 15 taps; H100, bench/notes/single.md round 24:
 /// convolve 1024 x 256 taps split 1 12.53 us against split 2 25.24).
 /// @param c the correlation
 /// @param sms multiprocessors of the device
@@ -279,18 +273,7 @@ template <class C>
 int mma_f64_batch_split(const correlation_view<double>& c, int sms) {
   const std::int64_t tiles = (std::int64_t{c.lout} + C::TJ - 1) / C::TJ * c.batch;
   const std::int64_t span = std::min<std::int64_t>(c.la, std::int64_t{C::TJ} + c.lx - 1) + 15;
-  const std::int64_t stages = (span + C::KC - 1) / C::KC;
-  // times in units of stage-blocks / 2 (the 5/2 as 5 x sms / 2)
-  std::int64_t best_time = -1;
-  int best = 1;
-  for (int s = 1; s <= max_tap_split && s <= stages; s *= 2) {
-    const std::int64_t longest = std::min(span, (stages + s - 1) / s * C::KC);
-    const std::int64_t part = longest + (s > 1 ? C::KC : 0);  // taps, + one stage for the sum
-    const std::int64_t blocks2 = std::max<std::int64_t>(2 * tiles * s, 5 * std::int64_t{sms});
-    const std::int64_t time = part * blocks2;  // x (5 sms / 2) / KC: the same for every s
-    if (best_time < 0 || time < best_time) best_time = time, best = s;
-  }
-  return best;
+  return batch_tap_split(tiles, span, C::KC, sms);
 }
 
 /// Launches the FP64 tensor-core kernel with tuning C.
