@@ -57,7 +57,7 @@ struct mma_f64_dispatch {
   static constexpr std::int64_t long_mid_taps = 192, long_mid_min_out = 100000;
   static constexpr std::int64_t long_mid_work = 19'000'000;
   static constexpr std::int64_t long_few_taps = 16, long_few_min_out = 262144;
-  /// batches (round 24, H100, at the split of mma_f64_batch_split): from
+  /// batches (round 24, H100, at the split of mma_f64_split): from
   /// batch_min_taps taps with batch_min_work taps x outputs x problems in
   /// batches of batch_min, or batch_wide_work in batches of batch_wide_min
   /// (convolve 128 x 192 taps 3.52 us against mid 4.70; 64 x 512 6.10 against
@@ -107,12 +107,8 @@ bool mma_preferred(const correlation_view<double>& c) {
 
 int mma_split(const correlation_view<double>& c) {
   using d = mma_f64_dispatch;
-  const int sms = multiprocessors();
-  if (c.batch > 1)
-    return use_batched(c) ? mma_f64_batch_split<d::batched>(c, sms)
-                          : mma_f64_batch_split<d::big>(c, sms);
-  return use_batched(c) ? mma_f64_split<d::batched>(c, sms, d::waves)
-                        : mma_f64_split<d::big>(c, sms, d::waves);
+  return use_batched(c) ? mma_f64_split<d::batched>(c, multiprocessors(), d::waves)
+                        : mma_f64_split<d::big>(c, multiprocessors(), d::waves);
 }
 
 void launch_mma(const correlation_view<double>& c, int split, cudaStream_t stream) {
