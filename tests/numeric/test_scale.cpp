@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -145,6 +146,20 @@ TEMPLATE_TEST_CASE("scale: batches of 1..10000 small problems", "[numeric][scale
     batch_problem pr{o, 512, 512, on_gpu<TestType>() ? 300 : 30};
     pr.inca = 3;
     pr.lb = layout::broadcast;
+    pr.mem = memory::pool;
+    check_batch<T>(g, pr);
+  }
+  // full convolutions of x up to 512 with more outputs (on the GPU in double:
+  // DMMA's folded tile, bench/NOTES.md round 26): equal odd lengths, and
+  // taps shorter than x with a gapped, broadcast and strided layout
+  for (const auto& [m, n, batch, la, lb] :
+       {std::tuple{257, 257, 150, layout::tight, layout::tight},
+        std::tuple{450, 300, 200, layout::gapped, layout::broadcast}}) {
+    batch_problem pr{op::convolve, m, n, on_gpu<TestType>() ? batch : 12};
+    pr.incb = 2;
+    pr.la = la;
+    pr.lb = lb;
+    pr.lout = layout::gapped;
     pr.mem = memory::pool;
     check_batch<T>(g, pr);
   }
