@@ -106,28 +106,17 @@ inline int batch_tap_split(std::int64_t tiles, std::int64_t span, std::int64_t s
 /// kt, ck)` leaves the block's partial tile in shared memory, output i at
 /// part[index(i)]; with one split the tile is stored as it is, otherwise the
 /// ck partial tiles are summed in rank order and rank kt stores its slice.
-/// With Fold (a full convolution folded onto its first lx rows, see
-/// mma_f64.cuh) a tile has 2 TJ sums: part index i < TJ is output J0 + i
-/// (rows below lx), TJ + i is output J0 + i + lx (rows below la - 1).
 /// @tparam TJ outputs per tile
 /// @tparam Threads threads per block
-/// @tparam Fold the tiles are rows of a folded convolution
 /// @param c the correlation
 /// @param agent the block's work (run_tile)
 /// @param part the partial tile in this block's shared memory
 /// @param index shared-memory index of output i of the tile
-template <int TJ, int Threads, bool Fold = false, class T, class Agent, class Index>
+template <int TJ, int Threads, class T, class Agent, class Index>
 __device__ __forceinline__ void run_cluster_tiles(const correlation_view<T>& c, const Agent& agent,
                                                   T* part, Index index) {
   const std::int64_t J0 = std::int64_t{blockIdx.x} * TJ;
   const int ck = gridDim.y, kt = blockIdx.y;
-  constexpr int sums = Fold ? 2 * TJ : TJ;
-  // output index of tile sum i, or -1 where it is not an output
-  const auto target = [&](int i) -> std::int64_t {
-    if (!Fold) return J0 + i < c.lout ? J0 + i : -1;
-    if (i < TJ) return J0 + i < c.lx ? J0 + i : -1;
-    return J0 + i - TJ < c.la - 1 ? J0 + i - TJ + c.lx : -1;
-  };
   for (std::int64_t b = blockIdx.z; b < c.batch; b += gridDim.z) {
     const T* a = c.a + b * c.a_batch;
     const T* x = c.x + b * c.x_batch;
@@ -135,21 +124,17 @@ __device__ __forceinline__ void run_cluster_tiles(const correlation_view<T>& c, 
     agent.run_tile(c, a, x, J0, kt, ck);
     if (ck == 1) {
       __syncthreads();
-      for (int i = threadIdx.x; i < sums; i += Threads) {
-        const std::int64_t j = target(i);
-        if (j >= 0) out[j * c.out_step] = part[index(i)];
-      }
+      for (int i = threadIdx.x; i < TJ && J0 + i < c.lout; i += Threads)
+        out[(J0 + i) * c.out_step] = part[index(i)];
     } else {
       namespace cg = cooperative_groups;
       cg::cluster_group cluster = cg::this_cluster();
       cluster.sync();
-      const int lo = sums * kt / ck, hi = sums * (kt + 1) / ck;
-      for (int i = lo + threadIdx.x; i < hi; i += Threads) {
-        const std::int64_t j = target(i);
-        if (j < 0) continue;
+      const int lo = TJ * kt / ck, hi = TJ * (kt + 1) / ck;
+      for (int i = lo + threadIdx.x; i < hi && J0 + i < c.lout; i += Threads) {
         T s = 0;
         for (int q = 0; q < ck; ++q) s += cluster.map_shared_rank(part, q)[index(i)];
-        out[j * c.out_step] = s;
+        out[(J0 + i) * c.out_step] = s;
       }
       cluster.sync();  // peers read this block's shared memory until here
     }
@@ -249,13 +234,10 @@ void launch_with(void (*kernel)(correlation_view<T>), dim3 grid, unsigned thread
 /// @param stream the stream
 /// @param early_start programmatic dependent launch (the kernel must call
 ///        await_previous_kernel before touching global memory)
-/// @param fold the kernel runs a folded convolution (tiles of its lx rows)
 template <int TJ, int Threads, class T>
 void launch_cluster_tiles(void (*kernel)(correlation_view<T>), const correlation_view<T>& c,
-                          int split, cudaStream_t stream, bool early_start = false,
-                          bool fold = false) {
-  const std::int64_t rows = fold ? c.lx : c.lout;
-  const unsigned tiles = static_cast<unsigned>((rows + TJ - 1) / TJ);
+                          int split, cudaStream_t stream, bool early_start = false) {
+  const unsigned tiles = static_cast<unsigned>((std::int64_t{c.lout} + TJ - 1) / TJ);
   const unsigned gz = static_cast<unsigned>(std::min(c.batch, 65535));
   launch_with(kernel, dim3(tiles, static_cast<unsigned>(split), gz), Threads, split, early_start, c,
               stream);

@@ -23,10 +23,6 @@ struct mma_f64_dispatch {
   /// grad_p 69; the 2 x 4-warp TJ 1024 tile 135 / 136)
   using batched = mma_f64_tuning<16, 2, 2, 2, 256, 4>;
   static constexpr std::int64_t batched_max_out = 2 * batched::TJ;
-  /// folded full convolutions of such problems (mma_f64_folds): the batched
-  /// tile with a second accumulator per tile, 3 blocks/SM (at 4, ptxas
-  /// spills)
-  using folded = mma_f64_tuning<16, 2, 2, 2, 256, 3>;
   /// blocks per resident block slot the split aims for, the split rounded
   /// down to a power of two (65536 convolve: split 4, 1024 blocks, 184.9 us;
   /// split 8, 2048 blocks, 191.4: clusters of 8 tile the GPCs worse and sum
@@ -81,10 +77,6 @@ bool use_batched(const correlation_view<double>& c) {
   return c.lout <= mma_f64_dispatch::batched_max_out;
 }
 
-bool use_folded(const correlation_view<double>& c) {
-  return use_batched(c) && mma_f64_folds<mma_f64_dispatch::folded>(c);
-}
-
 }  // namespace
 
 bool mma_supports(const correlation_view<double>&) {
@@ -115,15 +107,12 @@ bool mma_preferred(const correlation_view<double>& c) {
 
 int mma_split(const correlation_view<double>& c) {
   using d = mma_f64_dispatch;
-  if (use_folded(c)) return mma_f64_split<d::folded, true>(c, multiprocessors(), d::waves);
   return use_batched(c) ? mma_f64_split<d::batched>(c, multiprocessors(), d::waves)
                         : mma_f64_split<d::big>(c, multiprocessors(), d::waves);
 }
 
 void launch_mma(const correlation_view<double>& c, int split, cudaStream_t stream) {
-  if (use_folded(c))
-    launch_mma_f64<mma_f64_dispatch::folded, true>(c, split, stream);
-  else if (use_batched(c))
+  if (use_batched(c))
     launch_mma_f64<mma_f64_dispatch::batched>(c, split, stream);
   else
     launch_mma_f64<mma_f64_dispatch::big>(c, split, stream);

@@ -20,15 +20,6 @@
 // The WK partial tiles are summed in shared memory in warp order; when the s
 // range of a tile is split over a cluster, the partial tiles are summed
 // through distributed shared memory in rank order: deterministic, no atomics.
-//
-// Folded full convolutions (lead = la - 1, lout = la + lx - 1): output j
-// meets X indices t = j + k >= lead only, output j + lx those below lead
-// (shifted by lx). So the rows j < lx are run once over every tap with X
-// wrapped (X_t = x_{(t - lead) mod lx}); a product at t >= lead is output j's,
-// one below lead output j + lx's (a second accumulator per tile; a k-step
-// whose window holds both runs twice with the other side zeroed). A 512 x 512
-// convolution is then one 512-row tile running each tap once, where unfolded
-// it is two 512-output tiles each meeting half of the band.
 // Not installed.
 #pragma once
 
@@ -67,8 +58,6 @@ struct mma_f64_tuning {
   static constexpr int stage_len = ta1_at + ta_len;
   static constexpr int red_len = WK * TJ;
   static constexpr int smem_len = stage_len > red_len ? stage_len : red_len;
-  /// a folded tile sums two rows of outputs
-  static constexpr int fold_smem_len = stage_len > 2 * red_len ? stage_len : 2 * red_len;
   /// values each thread prefetches per stage
   static constexpr int nx = (xs_len + threads - 1) / threads;
   static constexpr int na = (ta_len + threads - 1) / threads;
@@ -103,30 +92,18 @@ __device__ __forceinline__ void dmma(double (&d)[4], const double (&a)[KM / 2],
   }
 }
 
-/// The work of one block of the FP64 tensor-core kernel; Fold: the tiles are
-/// rows of a folded full convolution (see the file comment).
-template <class C, bool Fold>
+/// The work of one block of the FP64 tensor-core kernel.
+template <class C>
 struct mma_f64_agent {
   double* xs;   // staged X, swizzled (aliased by the reduction buffer)
   double* ta0;  // staged taps: ta0[i] = a[k0 - 16 + i]
   double* ta1;  // the same shifted by one: ta1[i] = a[k0 - 15 + i]
 
-  // loads one stage (s from k0) into registers; folded, X index t < lead
-  // holds X_{t + lx} (x_{t - lead + lx})
+  // loads one stage (s from k0) into registers
   __device__ void fetch(const correlation_view<double>& c, const double* a, const double* x,
                         std::int64_t J0, std::int64_t k0, double (&rx)[C::nx],
                         double (&ra)[C::na]) const {
-    if constexpr (Fold) {
-#pragma unroll
-      for (int n = 0; n < C::nx; ++n) {
-        const int idx = threadIdx.x + n * C::threads;
-        std::int64_t g = J0 + k0 - c.lead + idx;
-        if (g < 0) g += c.lx;
-        rx[n] = (idx < C::xs_len && g >= 0 && g < c.lx) ? x[g * c.x_step] : 0.0;
-      }
-    } else {
-      gather_stage<C::threads, C::xs_len>(x, c.x_step, J0 + k0 - c.lead, c.lx, rx);
-    }
+    gather_stage<C::threads, C::xs_len>(x, c.x_step, J0 + k0 - c.lead, c.lx, rx);
     gather_stage<C::threads, C::ta_len>(a, c.a_step, k0 - 16, c.la, ra);
   }
 
@@ -146,132 +123,80 @@ struct mma_f64_agent {
     }
   }
 
-  // the lane's tap fragment of the k-step at sq (tap: its pair pointer)
-  __device__ __forceinline__ static void tap_fragment(const double* tap, int sq,
-                                                      double (&af)[C::KM / 2]) {
-    const double2 p0 = *reinterpret_cast<const double2*>(tap + sq);
-    const double2 pm = *reinterpret_cast<const double2*>(tap + sq - 8);
-    af[0] = p0.x, af[1] = pm.x, af[2] = p0.y, af[3] = pm.y;
-    if constexpr (C::KM == 16) {
-      const double2 pp = *reinterpret_cast<const double2*>(tap + sq + 8);
-      af[4] = pp.x, af[5] = p0.x, af[6] = pp.y, af[7] = p0.y;
-    }
-  }
-
-  // the lane's X fragment at staged index i0 (its values are X indices
-  // i0, i0 + 1, i0 + 8, i0 + 9 of the stage)
-  __device__ __forceinline__ void x_fragment(int i0, double (&bf)[C::KM / 4]) const {
-    const double2 q0 = *reinterpret_cast<const double2*>(xs + mma_f64_swizzle(i0));
-    bf[0] = q0.x, bf[1] = q0.y;
-    if constexpr (C::KM == 16) {
-      const double2 q1 = *reinterpret_cast<const double2*>(xs + mma_f64_swizzle(i0 + 8));
-      bf[2] = q1.x, bf[3] = q1.y;
-    }
-  }
-
   // this warp's run of k-steps of one stage against its NT tiles; Check: skip
-  // the tiles whose X window lies outside the band (warp-uniform branches).
-  // Folded (Check only), a tile's products at X index t >= lead go to acc,
-  // those below to accf (the rows' outputs lx further on); a k-step whose
-  // window holds both is run twice with the other side's values zeroed.
+  // the tiles whose X window lies outside the band (warp-uniform branches)
   template <bool Check>
   __device__ __forceinline__ void steps(const correlation_view<double>& c, std::int64_t Jw,
-                                        std::int64_t k0, int nk, double (&acc)[C::NT][4],
-                                        double (&accf)[C::NT][4]) const {
+                                        std::int64_t k0, int nk, double (&acc)[C::NT][4]) const {
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int wj = warp % C::WJ, wk = warp / C::WJ;
     const int g = lane / 4, t = lane % 4;
     // the lane's tap pairs: even rows from ta0, odd rows from ta1 (aligned)
     const double* tap = ((g & 1) ? ta1 - 1 : ta0) + 16 + 2 * t - g;
+    const double* xl = xs;
     const int xrow = wj * C::NT * 128 + 16 * g + 2 * t;
-    const std::int64_t lead = c.lead, lx = c.lx;
-    // folded tiles are short (lout <= 2 TJ): X index - lead of the lane's
-    // first value at step 0 of tile 0 in 32 bits
-    const int w0 = Fold && Check ? static_cast<int>(Jw + k0 - lead) + 16 * g + 2 * t : 0;
     // two k-steps unrolled: loads of the second overlap the mmas of the first
-    // (full unrolling makes the compiler hoist every load and spill; folded,
-    // one step at a time)
-#pragma unroll(Fold ? 1 : 2)
+    // (full unrolling makes the compiler hoist every load and spill)
+#pragma unroll 2
     for (int q = 0; q < C::KW / C::KM; ++q) {
       const int sq = wk * C::KW + q * C::KM;
       if (sq >= nk) break;
       if (k0 + sq - 15 >= c.la) break;  // the taps are zero from here on
       double af[C::KM / 2];
-      tap_fragment(tap, sq, af);
+      {
+        const double2 p0 = *reinterpret_cast<const double2*>(tap + sq);
+        const double2 pm = *reinterpret_cast<const double2*>(tap + sq - 8);
+        af[0] = p0.x, af[1] = pm.x, af[2] = p0.y, af[3] = pm.y;
+        if constexpr (C::KM == 16) {
+          const double2 pp = *reinterpret_cast<const double2*>(tap + sq + 8);
+          af[4] = pp.x, af[5] = p0.x, af[6] = pp.y, af[7] = p0.y;
+        }
+      }
 #pragma unroll
       for (int n = 0; n < C::NT; ++n) {
-        double bf[C::KM / 4];
-        if constexpr (Fold && Check) {
-          // X index - lead of tile n's first value at this step: the window
-          // holds d0 .. d0 + 127 (rise: meets [0, lx); fall: meets [-lx, 0))
-          const int d0 = static_cast<int>(Jw + n * 128 + k0 + sq - lead);
-          const bool rise = d0 + 112 + C::KM - 1 >= 0 && d0 < c.lx;
-          const bool fall = d0 < 0 && d0 + 112 + C::KM - 1 >= -c.lx;
-          if (!rise && !fall) continue;
-          x_fragment(xrow + n * 128 + sq, bf);
-          if (rise && fall) {
-            // the lane's values sit at X index - lead w0 + n 128 + sq + {0, 1, 8, 9}
-            const int dl = w0 + n * 128 + sq;
-            double br[C::KM / 4];
-#pragma unroll
-            for (int i = 0; i < C::KM / 4; ++i) {
-              const bool up = dl + (i & 1) + 8 * (i / 2) >= 0;
-              br[i] = up ? bf[i] : 0.0;
-              bf[i] = up ? 0.0 : bf[i];
-            }
-            dmma<C::KM>(acc[n], af, br);
-            dmma<C::KM>(accf[n], af, bf);
-          } else if (rise) {
-            dmma<C::KM>(acc[n], af, bf);
-          } else {
-            dmma<C::KM>(accf[n], af, bf);
-          }
-        } else {
-          if constexpr (Check) {
-            // X indices t0 .. t1 of tile n at this step
-            const std::int64_t t0 = Jw + n * 128 + k0 + sq, t1 = t0 + 112 + C::KM - 1;
-            if (t1 < lead || t0 >= lead + lx) continue;
-          }
-          x_fragment(xrow + n * 128 + sq, bf);
-          dmma<C::KM>(acc[n], af, bf);
+        if constexpr (Check) {
+          // X indices J + s0 .. J + s0 + 127 + KM - 16 of tile n at this step
+          const std::int64_t t0 = Jw + n * 128 + k0 + sq;
+          if (t0 + 112 + C::KM - 1 < c.lead || t0 >= std::int64_t{c.lead} + c.lx) continue;
         }
+        double bf[C::KM / 4];
+        const int i0 = xrow + n * 128 + sq;
+        const double2 q0 = *reinterpret_cast<const double2*>(xl + mma_f64_swizzle(i0));
+        bf[0] = q0.x, bf[1] = q0.y;
+        if constexpr (C::KM == 16) {
+          const double2 q1 = *reinterpret_cast<const double2*>(xl + mma_f64_swizzle(i0 + 8));
+          bf[2] = q1.x, bf[3] = q1.y;
+        }
+        dmma<C::KM>(acc[n], af, bf);
       }
     }
   }
 
-  // one stage: the fast path when every tile of the warp meets the band (on
-  // one side of lead, folded) at every step of its run
+  // one stage: the fast path when every tile of the warp meets the band at
+  // every step of its run
   __device__ void compute(const correlation_view<double>& c, std::int64_t J0, std::int64_t k0,
-                          int nk, double (&acc)[C::NT][4], double (&accf)[C::NT][4]) const {
+                          int nk, double (&acc)[C::NT][4]) const {
     const int warp = threadIdx.x / 32;
     const int wj = warp % C::WJ, wk = warp / C::WJ;
     const std::int64_t Jw = J0 + wj * C::NT * 128;
     const std::int64_t lo = Jw + k0 + wk * C::KW;           // first X index of the run
     const std::int64_t hi = lo + C::NT * 128 - 16 + C::KW;  // one past the last
-    const std::int64_t lead = c.lead, lx = c.lx;
-    if (lo >= lead && hi <= lead + lx)
-      steps<false>(c, Jw, k0, nk, acc, accf);
-    else if (Fold && lo >= lead - lx && hi <= lead)
-      steps<false>(c, Jw, k0, nk, accf, acc);  // every product below lead
+    if (lo >= c.lead && hi <= std::int64_t{c.lead} + c.lx)
+      steps<false>(c, Jw, k0, nk, acc);
     else
-      steps<true>(c, Jw, k0, nk, acc, accf);
+      steps<true>(c, Jw, k0, nk, acc);
   }
 
   // one problem's tile; returns with the tile's partial sums at xs[i], i < TJ
-  // (folded: i < 2 TJ, the rows' own outputs and then those lx further on)
   __device__ void run_tile(const correlation_view<double>& c, const double* a, const double* x,
                            std::int64_t J0, int kt, int ck) const {
-    double acc[C::NT][4], accf[C::NT][4];
+    double acc[C::NT][4];
 #pragma unroll
-    for (int n = 0; n < C::NT; ++n)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) acc[n][i] = accf[n][i] = 0.0;
-    // values of s that meet the tile inside the band (folded: every tap
-    // meets every row), split over the ck blocks of the cluster
+    for (int n = 0; n < C::NT; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.0;
+    // values of s that meet the tile inside the band, split over the ck blocks of the cluster
     const std::int64_t j_hi = dmin(J0 + C::TJ, c.lout) - 1;
-    const std::int64_t slo = Fold ? 0 : dmax(0, c.lead - j_hi);
-    const std::int64_t shi =
-        (Fold ? c.la - 1 : dmin(c.la - 1, std::int64_t{c.lead} + c.lx - 1 - J0)) + 15;
+    const std::int64_t slo = dmax(0, c.lead - j_hi);
+    const std::int64_t shi = dmin(c.la - 1, std::int64_t{c.lead} + c.lx - 1 - J0) + 15;
     const std::int64_t nst = shi >= slo ? (shi - slo + C::KC) / C::KC : 0;
     const std::int64_t per = (nst + ck - 1) / ck;
     const std::int64_t s0 = dmin(nst, kt * per), s1 = dmin(nst, s0 + per);
@@ -283,34 +208,27 @@ struct mma_f64_agent {
       store(rx, ra);
       __syncthreads();
       if (s + 1 < s1) fetch(c, a, x, J0, k0 + C::KC, rx, ra);  // in flight during compute
-      compute(c, J0, k0, static_cast<int>(dmin(C::KC, shi + 1 - k0)), acc, accf);
+      compute(c, J0, k0, static_cast<int>(dmin(C::KC, shi + 1 - k0)), acc);
     }
     // reduce over the WK tap warps: red[wk][output]
     __syncthreads();
-    constexpr int sums = Fold ? 2 * C::TJ : C::TJ;
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int wj = warp % C::WJ, wk = warp / C::WJ;
     const int g = lane / 4, t = lane % 4;
-    double* red = xs + wk * sums + wj * C::NT * 128 + g + 32 * t;
+    double* red = xs + wk * C::TJ + wj * C::NT * 128 + g + 32 * t;
 #pragma unroll
     for (int n = 0; n < C::NT; ++n) {
       red[n * 128] = acc[n][0];
       red[n * 128 + 16] = acc[n][1];
       red[n * 128 + 8] = acc[n][2];
       red[n * 128 + 24] = acc[n][3];
-      if constexpr (Fold) {
-        red[C::TJ + n * 128] = accf[n][0];
-        red[C::TJ + n * 128 + 16] = accf[n][1];
-        red[C::TJ + n * 128 + 8] = accf[n][2];
-        red[C::TJ + n * 128 + 24] = accf[n][3];
-      }
     }
     __syncthreads();
     if constexpr (C::WK > 1) {
-      for (int i = threadIdx.x; i < sums; i += C::threads) {
+      for (int i = threadIdx.x; i < C::TJ; i += C::threads) {
         double v = xs[i];
 #pragma unroll
-        for (int w = 1; w < C::WK; ++w) v += xs[w * sums + i];
+        for (int w = 1; w < C::WK; ++w) v += xs[w * C::TJ + i];
         xs[i] = v;  // each i has one owner thread
       }
     }
@@ -319,26 +237,12 @@ struct mma_f64_agent {
 
 /// Thin shell: one tile (blockIdx.x) x one split of s (blockIdx.y, the cluster
 /// rank) x problems blockIdx.z, blockIdx.z + gridDim.z, ... (cluster.cuh)
-template <class C, bool Fold>
+template <class C>
 __global__ void __launch_bounds__(C::threads, C::min_blocks)
     kernel_banded_mma_f64(const correlation_view<double> c) {
-  __shared__ __align__(16) double sm[Fold ? C::fold_smem_len : C::smem_len];
-  const mma_f64_agent<C, Fold> agent{sm, sm + C::xs_len, sm + C::ta1_at};
-  run_cluster_tiles<C::TJ, C::threads, Fold>(c, agent, sm, [](int i) { return i; });
-}
-
-/// @return whether `c` runs folded on tiles of TJ outputs: a full convolution
-///         (lead = la - 1, lout = la + lx - 1, taps no longer than x) whose lx
-///         rows take fewer tiles than its lout outputs. Its products at X
-///         index t = j + k < lead belong to output j + lx (x wraps around:
-///         X_t = x_{(t - lead) mod lx}), so each tile runs every tap once for
-///         two rows of outputs, and a 512 x 512 convolution is one tile of
-///         512 rows instead of two of 512 outputs with half the band each.
-template <class C>
-bool mma_f64_folds(const correlation_view<double>& c) {
-  const std::int64_t la = c.la, lx = c.lx, lout = c.lout;
-  return c.lead > 0 && c.lead == la - 1 && lout == la + lx - 1 && la <= lx &&
-         (lx + C::TJ - 1) / C::TJ < (lout + C::TJ - 1) / C::TJ;
+  __shared__ __align__(16) double sm[C::smem_len];
+  const mma_f64_agent<C> agent{sm, sm + C::xs_len, sm + C::ta1_at};
+  run_cluster_tiles<C::TJ, C::threads>(c, agent, sm, [](int i) { return i; });
 }
 
 /// The split of s. Single problems: enough blocks for the block scheduler
@@ -348,15 +252,13 @@ bool mma_f64_folds(const correlation_view<double>& c) {
 /// block, and at 256-512 taps the last stage of the span holds 15 taps;
 /// H100, bench/notes/single.md round 24: convolve 1024 x 256 taps split 1
 /// 12.53 us against split 2 25.24).
-/// @tparam Fold the tiles are the lx rows of a folded convolution
 /// @param c the correlation
 /// @param sms multiprocessors of the device
 /// @param waves blocks per resident block slot asked for (single problems)
 /// @return blocks per tile, 1..max_tap_split
-template <class C, bool Fold = false>
+template <class C>
 int mma_f64_split(const correlation_view<double>& c, int sms, int waves) {
-  const std::int64_t rows = Fold ? c.lx : c.lout;
-  const std::int64_t tiles = (rows + C::TJ - 1) / C::TJ * c.batch;
+  const std::int64_t tiles = (std::int64_t{c.lout} + C::TJ - 1) / C::TJ * c.batch;
   const std::int64_t span = std::min<std::int64_t>(c.la, std::int64_t{C::TJ} + c.lx - 1) + 15;
   if (c.batch > 1) return batch_tap_split(tiles, span, C::KC, sms);
   const std::int64_t stages = (span + C::KC - 1) / C::KC;
@@ -365,14 +267,12 @@ int mma_f64_split(const correlation_view<double>& c, int sms, int waves) {
 }
 
 /// Launches the FP64 tensor-core kernel with tuning C.
-/// @tparam Fold run `c` folded (mma_f64_folds)
 /// @param c the correlation
 /// @param split blocks sharing the s range of one tile (1..max_tap_split)
 /// @param stream the stream
-template <class C, bool Fold = false>
+template <class C>
 void launch_mma_f64(const correlation_view<double>& c, int split, cudaStream_t stream) {
-  launch_cluster_tiles<C::TJ, C::threads>(kernel_banded_mma_f64<C, Fold>, c, split, stream, false,
-                                          Fold);
+  launch_cluster_tiles<C::TJ, C::threads>(kernel_banded_mma_f64<C>, c, split, stream);
 }
 
 }  // namespace marg::detail::cuda
