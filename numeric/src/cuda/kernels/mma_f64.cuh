@@ -123,11 +123,9 @@ struct mma_f64_agent {
     }
   }
 
-  // this warp's run of k-steps of one stage against its NT tiles; Check: skip
-  // the tiles whose X window lies outside the band (warp-uniform branches)
-  template <bool Check>
-  __device__ __forceinline__ void steps(const correlation_view<double>& c, std::int64_t Jw,
-                                        std::int64_t k0, int nk, double (&acc)[C::NT][4]) const {
+  // this warp's k-steps q0 .. q1 - 1 of one stage against its NT tiles, every
+  // tile at every step (outside the band the staged X is zeros)
+  __device__ __forceinline__ void steps(int q0, int q1, double (&acc)[C::NT][4]) const {
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int wj = warp % C::WJ, wk = warp / C::WJ;
     const int g = lane / 4, t = lane % 4;
@@ -139,9 +137,9 @@ struct mma_f64_agent {
     // (full unrolling makes the compiler hoist every load and spill)
 #pragma unroll 2
     for (int q = 0; q < C::KW / C::KM; ++q) {
+      if (q >= q1) break;
+      if (q < q0) continue;
       const int sq = wk * C::KW + q * C::KM;
-      if (sq >= nk) break;
-      if (k0 + sq - 15 >= c.la) break;  // the taps are zero from here on
       double af[C::KM / 2];
       {
         const double2 p0 = *reinterpret_cast<const double2*>(tap + sq);
@@ -154,39 +152,45 @@ struct mma_f64_agent {
       }
 #pragma unroll
       for (int n = 0; n < C::NT; ++n) {
-        if constexpr (Check) {
-          // X indices J + s0 .. J + s0 + 127 + KM - 16 of tile n at this step
-          const std::int64_t t0 = Jw + n * 128 + k0 + sq;
-          if (t0 + 112 + C::KM - 1 < c.lead || t0 >= std::int64_t{c.lead} + c.lx) continue;
-        }
         double bf[C::KM / 4];
         const int i0 = xrow + n * 128 + sq;
-        const double2 q0 = *reinterpret_cast<const double2*>(xl + mma_f64_swizzle(i0));
-        bf[0] = q0.x, bf[1] = q0.y;
+        const double2 q0v = *reinterpret_cast<const double2*>(xl + mma_f64_swizzle(i0));
+        bf[0] = q0v.x, bf[1] = q0v.y;
         if constexpr (C::KM == 16) {
-          const double2 q1 = *reinterpret_cast<const double2*>(xl + mma_f64_swizzle(i0 + 8));
-          bf[2] = q1.x, bf[3] = q1.y;
+          const double2 q1v = *reinterpret_cast<const double2*>(xl + mma_f64_swizzle(i0 + 8));
+          bf[2] = q1v.x, bf[3] = q1v.y;
         }
         dmma<C::KM>(acc[n], af, bf);
       }
     }
   }
 
-  // one stage: the fast path when every tile of the warp meets the band at
-  // every step of its run
+  // one stage: the warp's k-steps where some tile of the warp meets the band
+  // (a step is all or none of the warp's tiles: per-tile branches kept the
+  // mmas of a step from overlapping the loads of the next, and the checked
+  // path ran a convolution's tile-steps 1.46x slower than a gradient's fast
+  // path, bench/notes/mma_f64.md session 14)
   __device__ void compute(const correlation_view<double>& c, std::int64_t J0, std::int64_t k0,
                           int nk, double (&acc)[C::NT][4]) const {
     const int warp = threadIdx.x / 32;
     const int wj = warp % C::WJ, wk = warp / C::WJ;
-    const std::int64_t Jw = J0 + wj * C::NT * 128;
-    const std::int64_t lo = Jw + k0 + wk * C::KW;           // first X index of the run
-    const std::int64_t hi = lo + C::NT * 128 - 16 + C::KW;  // one past the last
-    if (lo >= c.lead && hi <= std::int64_t{c.lead} + c.lx)
-      steps<false>(c, Jw, k0, nk, acc);
-    else
-      steps<true>(c, Jw, k0, nk, acc);
+    // X index of tile 0's first value at step 0 of the run (s = k0 + wk KW)
+    const std::int64_t base = J0 + wj * C::NT * 128 + k0 + wk * C::KW;
+    // step q (s = base's + q KM) meets the band for some tile once the last
+    // tile's window (128 + KM - 16 values) reaches lead, until the first
+    // tile's starts at lead + lx; the run also ends at nk values of s and
+    // where the taps end (s - 15 >= la)
+    const std::int64_t lo = std::int64_t{c.lead} - (C::NT - 1) * 128 - 112 - C::KM + 1 - base;
+    const std::int64_t run = k0 + wk * C::KW;
+    const std::int64_t hi = dmin(dmin(std::int64_t{c.lead} + c.lx - base, nk - wk * C::KW),
+                                 std::int64_t{c.la} + 15 - run);
+    const auto steps_from = [](std::int64_t v) {  // ceil(v / KM) clamped to the run
+      const std::int64_t q = v >= 0 ? (v + C::KM - 1) / C::KM : -(-v / C::KM);
+      return static_cast<int>(dmax(0, dmin(C::KW / C::KM, q)));
+    };
+    const int q0 = steps_from(lo), q1 = steps_from(hi);
+    if (q0 < q1) steps(q0, q1, acc);
   }
-
   // one problem's tile; returns with the tile's partial sums at xs[i], i < TJ
   __device__ void run_tile(const correlation_view<double>& c, const double* a, const double* x,
                            std::int64_t J0, int kt, int ck) const {
