@@ -123,9 +123,13 @@ struct mma_f64_agent {
     }
   }
 
-  // this warp's k-steps q0 .. q1 - 1 of one stage against its NT tiles, every
-  // tile at every step (outside the band the staged X is zeros)
-  __device__ __forceinline__ void steps(int q0, int q1, double (&acc)[C::NT][4]) const {
+  // this warp's run of k-steps of one stage against its NT tiles, every tile
+  // at every step (outside the band the staged X is zeros): with Bounded the
+  // steps q0 .. q1 - 1, else the whole run up to nk values of s and the taps'
+  // end
+  template <bool Bounded>
+  __device__ __forceinline__ void steps(const correlation_view<double>& c, std::int64_t k0, int nk,
+                                        int q0, int q1, double (&acc)[C::NT][4]) const {
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int wj = warp % C::WJ, wk = warp / C::WJ;
     const int g = lane / 4, t = lane % 4;
@@ -137,9 +141,14 @@ struct mma_f64_agent {
     // (full unrolling makes the compiler hoist every load and spill)
 #pragma unroll 2
     for (int q = 0; q < C::KW / C::KM; ++q) {
-      if (q >= q1) break;
-      if (q < q0) continue;
       const int sq = wk * C::KW + q * C::KM;
+      if constexpr (Bounded) {
+        if (q >= q1) break;
+        if (q < q0) continue;
+      } else {
+        if (sq >= nk) break;
+        if (k0 + sq - 15 >= c.la) break;  // the taps are zero from here on
+      }
       double af[C::KM / 2];
       {
         const double2 p0 = *reinterpret_cast<const double2*>(tap + sq);
@@ -165,17 +174,19 @@ struct mma_f64_agent {
     }
   }
 
-  // one stage: the warp's k-steps where some tile of the warp meets the band
-  // (a step is all or none of the warp's tiles: per-tile branches kept the
-  // mmas of a step from overlapping the loads of the next, and the checked
-  // path ran a convolution's tile-steps 1.46x slower than a gradient's fast
-  // path, bench/notes/mma_f64.md session 14)
+  // one stage: the whole run when every tile of the warp meets the band at
+  // every step, else the warp's steps where some tile does, all of its tiles
+  // at each (per-tile branches cost more than the extra zero products:
+  // double convolve 4096 x 512 127 -> 120 us, bench/notes/mma_f64.md
+  // session 14)
   __device__ void compute(const correlation_view<double>& c, std::int64_t J0, std::int64_t k0,
                           int nk, double (&acc)[C::NT][4]) const {
     const int warp = threadIdx.x / 32;
     const int wj = warp % C::WJ, wk = warp / C::WJ;
     // X index of tile 0's first value at step 0 of the run (s = k0 + wk KW)
     const std::int64_t base = J0 + wj * C::NT * 128 + k0 + wk * C::KW;
+    if (base >= c.lead && base + C::NT * 128 - 16 + C::KW <= std::int64_t{c.lead} + c.lx)
+      return steps<false>(c, k0, nk, 0, 0, acc);  // every tile in the band at every step
     // step q (s = base's + q KM) meets the band for some tile once the last
     // tile's window (128 + KM - 16 values) reaches lead, until the first
     // tile's starts at lead + lx; the run also ends at nk values of s and
@@ -189,7 +200,7 @@ struct mma_f64_agent {
       return static_cast<int>(dmax(0, dmin(C::KW / C::KM, q)));
     };
     const int q0 = steps_from(lo), q1 = steps_from(hi);
-    if (q0 < q1) steps(q0, q1, acc);
+    if (q0 < q1) steps<true>(c, k0, nk, q0, q1, acc);
   }
   // one problem's tile; returns with the tile's partial sums at xs[i], i < TJ
   __device__ void run_tile(const correlation_view<double>& c, const double* a, const double* x,
