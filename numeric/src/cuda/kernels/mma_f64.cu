@@ -23,9 +23,6 @@ struct mma_f64_dispatch {
   /// grad_p 69; the 2 x 4-warp TJ 1024 tile 135 / 136)
   using batched = mma_f64_tuning<16, 2, 2, 2, 256, 4>;
   static constexpr std::int64_t batched_max_out = 2 * batched::TJ;
-  /// convolutions of such problems: one tile per warp, 4 x 2 warps (the
-  /// band cuts the tiles: a warp's steps are then its tile's own)
-  using batched_conv = mma_f64_tuning<16, 1, 4, 2, 256, 2>;
   /// blocks per resident block slot the split aims for, the split rounded
   /// down to a power of two (65536 convolve: split 4, 1024 blocks, 184.9 us;
   /// split 8, 2048 blocks, 191.4: clusters of 8 tile the GPCs worse and sum
@@ -110,16 +107,12 @@ bool mma_preferred(const correlation_view<double>& c) {
 
 int mma_split(const correlation_view<double>& c) {
   using d = mma_f64_dispatch;
-  if (use_batched(c) && c.lead > 0)
-    return mma_f64_split<d::batched_conv>(c, multiprocessors(), d::waves);
   return use_batched(c) ? mma_f64_split<d::batched>(c, multiprocessors(), d::waves)
                         : mma_f64_split<d::big>(c, multiprocessors(), d::waves);
 }
 
 void launch_mma(const correlation_view<double>& c, int split, cudaStream_t stream) {
-  if (use_batched(c) && c.lead > 0)
-    launch_mma_f64<mma_f64_dispatch::batched_conv>(c, split, stream);
-  else if (use_batched(c))
+  if (use_batched(c))
     launch_mma_f64<mma_f64_dispatch::batched>(c, split, stream);
   else
     launch_mma_f64<mma_f64_dispatch::big>(c, split, stream);
