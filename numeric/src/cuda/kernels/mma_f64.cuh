@@ -177,7 +177,7 @@ struct mma_f64_agent {
   // one stage: the whole run when every tile of the warp meets the band at
   // every step, else the warp's steps where some tile does, all of its tiles
   // at each (per-tile branches cost more than the extra zero products:
-  // double convolve 4096 x 512 127 -> 120 us, bench/notes/mma_f64.md
+  // double convolve 4096 x 512 125 -> 120 us, bench/notes/mma_f64.md
   // session 14)
   __device__ void compute(const correlation_view<double>& c, std::int64_t J0, std::int64_t k0,
                           int nk, double (&acc)[C::NT][4]) const {
@@ -187,10 +187,10 @@ struct mma_f64_agent {
     const std::int64_t base = J0 + wj * C::NT * 128 + k0 + wk * C::KW;
     if (base >= c.lead && base + C::NT * 128 - 16 + C::KW <= std::int64_t{c.lead} + c.lx)
       return steps<false>(c, k0, nk, 0, 0, acc);  // every tile in the band at every step
-    // step q (s = base's + q KM) meets the band for some tile once the last
-    // tile's window (128 + KM - 16 values) reaches lead, until the first
-    // tile's starts at lead + lx; the run also ends at nk values of s and
-    // where the taps end (s - 15 >= la)
+    // step q (X index base + q KM for tile 0) meets the band for some tile
+    // once the last tile's window (128 + KM - 16 values) reaches lead, until
+    // the first tile's starts at lead + lx; the run also ends at nk values of
+    // s and where the taps end (s - 15 >= la)
     const std::int64_t lo = std::int64_t{c.lead} - (C::NT - 1) * 128 - 112 - C::KM + 1 - base;
     const std::int64_t run = k0 + wk * C::KW;
     const std::int64_t hi = dmin(dmin(std::int64_t{c.lead} + c.lx - base, nk - wk * C::KW),
@@ -202,6 +202,7 @@ struct mma_f64_agent {
     const int q0 = steps_from(lo), q1 = steps_from(hi);
     if (q0 < q1) steps<true>(c, k0, nk, q0, q1, acc);
   }
+
   // one problem's tile; returns with the tile's partial sums at xs[i], i < TJ
   __device__ void run_tile(const correlation_view<double>& c, const double* a, const double* x,
                            std::int64_t J0, int kt, int ck) const {
