@@ -67,6 +67,12 @@ struct lane_dispatch {
   static constexpr int short_taps = 64, mid_low_taps = 129, mid_taps = 192, wide_taps = 256;
   static constexpr int conv_short_batch = 2048, conv_mid_batch = 1536, grad_short_batch = 2048;
   static constexpr int conv_max_out = 511;
+  /// and float convolutions of conv_long_min_out..conv_long_max_out outputs
+  /// from conv_long_min_taps taps in batches of batch_min (round 27, H100:
+  /// 4096 x 128 taps x 640 outputs 24.68 us against pairs 33.11, 8192 x 256 x
+  /// 640 57.69 against 75.00; at 512 outputs pairs 4 % faster, at 1536-2048
+  /// problems 1.2-1.7x; 1023 outputs do not fit)
+  static constexpr int conv_long_min_taps = 128, conv_long_min_out = 576, conv_long_max_out = 768;
   static constexpr int double_grad_taps = 128, double_grad_min_out = 128;
 };
 
@@ -333,7 +339,10 @@ bool lane_preferred_t(const correlation_view<T>& c) {
       const int from = c.la <= d::short_taps ? d::conv_short_batch
                        : c.la <= d::mid_taps ? d::conv_mid_batch
                                              : d::batch_min;
-      shape = c.la <= d::wide_taps && c.lout <= d::conv_max_out && c.batch >= from;
+      shape = c.la <= d::wide_taps &&
+              ((c.lout <= d::conv_max_out && c.batch >= from) ||
+               (c.la >= d::conv_long_min_taps && c.lout >= d::conv_long_min_out &&
+                c.lout <= d::conv_long_max_out && c.batch >= d::batch_min));
     } else {
       const bool short_run =
           c.la <= d::short_taps || (c.la >= d::mid_low_taps && c.la <= d::mid_taps);

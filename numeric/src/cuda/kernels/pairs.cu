@@ -28,10 +28,15 @@ struct pairs_dispatch {
   static constexpr int batch_min = 512;
   /// full convolutions from conv_min_taps taps and conv_out_lo outputs
   /// (round 24: 1024 pairs of 256 taps 8.51 against mid 14.05, 512 of 192
-  /// 6.10 against mid 7.15; below 160 taps warp or the tiles win; lane
-  /// takes the large batches first)
+  /// 6.10 against mid 7.15; below 160 taps at about 2 la outputs warp or the
+  /// tiles win; lane takes the large batches first)
   static constexpr int conv_min_taps = 160;
   static constexpr int conv_out_lo = 319;
+  /// and from conv_short_min_taps taps up to conv_short_max_out outputs
+  /// (round 27, H100, bench/notes/single.md: 4096 problems of 32 taps x 512
+  /// outputs 11.66 us against mid 35.07, 1536 x 128 taps x 1023 18.32
+  /// against mid 34.96; the tiles took these below 160 taps)
+  static constexpr int conv_short_min_taps = 32, conv_short_max_out = 1023;
   /// gradients of grad_out_lo..grad_max outputs and taps (round 24: 512 x
   /// 320 grad_p 6.93 against small 9.70)
   static constexpr int grad_out_lo = 320;
@@ -90,9 +95,12 @@ bool pairs_supports(const correlation_view<double>& c) {
 bool pairs_preferred(const correlation_view<float>& c) {
   using d = pairs_dispatch;
   if (c.batch < d::batch_min || !pairs_supports(c)) return false;
-  return c.lead > 0 ? c.la >= d::conv_min_taps && c.lout >= d::conv_out_lo
-                    : c.lout >= d::grad_out_lo && c.lout <= d::grad_max && c.la >= d::grad_out_lo &&
-                          c.la <= d::grad_max;
+  if (c.lead > 0)
+    return c.lout >= d::conv_out_lo &&
+           (c.la >= d::conv_min_taps ||
+            (c.la >= d::conv_short_min_taps && c.lout <= d::conv_short_max_out));
+  return c.lout >= d::grad_out_lo && c.lout <= d::grad_max && c.la >= d::grad_out_lo &&
+         c.la <= d::grad_max;
 }
 bool pairs_preferred(const correlation_view<double>&) {
   return false;
