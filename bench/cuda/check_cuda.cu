@@ -182,8 +182,9 @@ void sweep(bool quick) {
     one<T>(op, 512, 512, 1, 1, 1, quick ? 9 : 300, false, true, rng());
     one<T>(op, 512, 513, 2, 3, 2, quick ? 5 : 40, true, true, rng());
     one<T>(op, 1000, 25, 1, 1, 1, quick ? 5 : 50, false, true, rng());
-    // x of at most 512 with more outputs (DMMA's folded convolution): equal
-    // odd lengths, and shorter taps with strides and a broadcast operand
+    // batched full convolutions whose band cuts DMMA's tiles at odd places
+    // (its warps' step ranges): equal odd lengths, and shorter taps with
+    // strides and a broadcast operand
     one<T>(op, 257, 257, 1, 1, 1, quick ? 7 : 200, false, true, rng());
     one<T>(op, 450, 300, 3, 1, 2, quick ? 5 : 60, true, true, rng());
     if (!quick) one<T>(op, 65536, 65536, 1, 1, 1, 1, false, true, rng());

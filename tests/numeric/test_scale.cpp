@@ -149,9 +149,10 @@ TEMPLATE_TEST_CASE("scale: batches of 1..10000 small problems", "[numeric][scale
     pr.mem = memory::pool;
     check_batch<T>(g, pr);
   }
-  // full convolutions of x up to 512 with more outputs (on the GPU in double:
-  // DMMA's folded tile, bench/NOTES.md round 26): equal odd lengths, and
-  // taps shorter than x with a gapped, broadcast and strided layout
+  // batched full convolutions whose band cuts DMMA's 128-output tiles (on
+  // the GPU in double: the warps' step ranges of bench/NOTES.md round 26):
+  // equal odd lengths, and taps shorter than x with a gapped, broadcast and
+  // strided layout
   for (const auto& [m, n, batch, la, lb] :
        {std::tuple{257, 257, 150, layout::tight, layout::tight},
         std::tuple{450, 300, 200, layout::gapped, layout::broadcast}}) {
