@@ -37,13 +37,11 @@ lane_device& current_lane_device() {
 /// groups of 32 to fill the GPU; fewer where round 24 measured it) of at
 /// least min_conv_taps taps (convolutions) or min_grad_taps (gradients;
 /// float: min_grad_taps_float), gradients with at most max_out outputs.
-/// Measured, H200, bench_cuda (lane
-/// against the warp kernel): 16384 x 64 float convolve 12.1 against 14.6 us,
-/// grad_p 11.6 / 14.1, double 18.5 / 22.1 and 17.0 / 21.8; 8192 pairs of 128
-/// and 32 float convolve 8.0 / 12.6, double 11.7 / 15.1, but grad_p (32
-/// taps, no triangle) float 7.26 / 7.30 and double 10.7 / 9.2 on the
-/// cp.async kernel. Since the tensor-copy kernel (kernel_banded_lane_tma)
-/// that grad_p is float 6.75 / 7.33, double 9.32 / 9.21 (H200 gpu-check of
+/// Measured, H200, bench_cuda (lane against the warp kernel): 16384 x 64 float convolve 12.1
+/// against 14.6 us, grad_p 11.6 / 14.1, double 18.5 / 22.1 and 17.0 / 21.8; 8192 pairs of 128 and
+/// 32 float convolve 8.0 / 12.6, double 11.7 / 15.1, but grad_p (32 taps, no triangle) float 7.26
+/// / 7.30 and double 10.7 / 9.2 on the cp.async kernel. Since the tensor-copy kernel
+/// (kernel_banded_lane_tma) that grad_p is float 6.75 / 7.33, double 9.32 / 9.21 (H200 gpu-check of
 /// a8e371a): float gradients from 32 taps.
 struct lane_dispatch {
   static constexpr int batch_min = 4096;

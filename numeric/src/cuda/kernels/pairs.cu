@@ -94,13 +94,16 @@ bool pairs_supports(const correlation_view<double>& c) {
 }
 bool pairs_preferred(const correlation_view<float>& c) {
   using d = pairs_dispatch;
-  if (c.batch < d::batch_min || !pairs_supports(c)) return false;
-  if (c.lead > 0)
-    return c.lout >= d::conv_out_lo &&
-           (c.la >= d::conv_min_taps ||
-            (c.la >= d::conv_short_min_taps && c.lout <= d::conv_short_max_out));
-  return c.lout >= d::grad_out_lo && c.lout <= d::grad_max && c.la >= d::grad_out_lo &&
-         c.la <= d::grad_max;
+  if (c.batch < d::batch_min) return false;
+  // the measured range first; the fit (the layout's shared memory) last:
+  // every dispatch asks
+  const bool shape = c.lead > 0
+                         ? c.lout >= d::conv_out_lo &&
+                               (c.la >= d::conv_min_taps ||
+                                (c.la >= d::conv_short_min_taps && c.lout <= d::conv_short_max_out))
+                         : c.lout >= d::grad_out_lo && c.lout <= d::grad_max &&
+                               c.la >= d::grad_out_lo && c.la <= d::grad_max;
+  return shape && pairs_supports(c);
 }
 bool pairs_preferred(const correlation_view<double>&) {
   return false;
