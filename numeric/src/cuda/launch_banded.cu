@@ -39,6 +39,14 @@ struct dispatch_tuning {
   /// ... with at most this many outputs and taps each
   static constexpr std::int64_t warp_max_out = 256;
   static constexpr std::int64_t warp_max_taps = 256;
+  /// and float convolutions of warp_long_min_taps-warp_long_max_taps taps
+  /// and warp_long_min_out-warp_long_max_out outputs from warp_long_batch
+  /// problems, ahead of pairs (round 28, H100, bench/notes/single.md: 3000 x
+  /// 40 taps x 576 outputs warp 12.40 us against pairs 16.67, 8192 x 32 x
+  /// 768 32.56 against 36.63; at 900-1023 outputs pairs wins again)
+  static constexpr std::int64_t warp_long_min_taps = 32, warp_long_max_taps = 48;
+  static constexpr std::int64_t warp_long_min_out = 576, warp_long_max_out = 800;
+  static constexpr std::int64_t warp_long_batch = 3000;
   /// outputs per problem from which the large tile (TJ = 1024) is used
   /// (measured, H200: at 2048 the mid tile takes 4.5-4.9 us, the large 5.9)
   static constexpr std::int64_t large_from_out = 8192;
@@ -210,6 +218,16 @@ bool warp_preferred(const correlation_view<T>& c) {
   return c.batch >= from;
 }
 
+// float convolutions of few taps and long x, where a warp per problem beats
+// pairs (dispatch_tuning::warp_long_*)
+template <class T>
+bool warp_long_preferred(const correlation_view<T>& c) {
+  using d = dispatch_tuning;
+  return sizeof(T) == 4 && c.lead > 0 && c.batch >= d::warp_long_batch &&
+         c.la >= d::warp_long_min_taps && c.la <= d::warp_long_max_taps &&
+         c.lout >= d::warp_long_min_out && c.lout <= d::warp_long_max_out;
+}
+
 // outputs per problem from which the mid tile is taken (dispatch_tuning)
 template <class T>
 std::int64_t mid_from_out(const correlation_view<T>& c) {
@@ -252,6 +270,8 @@ void launch_banded(const banded_args<T>& x, cudaStream_t stream) {
   const correlation_view<T> c = correlation_of(x);
   if (lane_preferred(c)) {
     launch_variant(kernel_variant::lane, c, 1, stream);
+  } else if (warp_long_preferred(c)) {
+    launch_variant(kernel_variant::warp, c, 1, stream);
   } else if (pairs_preferred(c)) {
     launch_variant(kernel_variant::pairs, c, 1, stream);
   } else if (wgmma_first(c)) {
