@@ -89,8 +89,9 @@ bool lane_supports(const correlation_view<float>& c);
 bool lane_supports(const correlation_view<double>& c);
 
 /// Whether launch_banded takes the lane-per-problem variant for `c` (large
-/// batches of up to 256 taps; asked first: bench/notes/single.md rounds 24
-/// and 27).
+/// batches of up to 256 taps; asked after round 28's model of float
+/// convolutions of 32-256 taps and 319-1023 outputs, which picks among lane,
+/// warp and pairs itself: bench/notes/single.md rounds 24 and 28).
 /// @param c the correlation
 /// @return true to dispatch `c` to the lane variant
 bool lane_preferred(const correlation_view<float>& c);
@@ -114,9 +115,10 @@ bool pairs_supports(const correlation_view<double>& c);
 
 /// Whether the paired-block variant measured faster than the others for
 /// `c` (float batches of full convolutions of 319-1024 outputs from 160
-/// taps or 319-1023 from 32 taps, and of gradients of 320-512; launch_banded
-/// asks it after lane_preferred: bench/notes/pairs.md, bench/notes/single.md
-/// rounds 24 and 27).
+/// taps, and of gradients of 320-512; launch_banded asks it after round 28's
+/// model of float convolutions of 32-256 taps and 319-1023 outputs and after
+/// lane_preferred: bench/notes/pairs.md, bench/notes/single.md rounds 24 and
+/// 28).
 /// @param c the correlation
 /// @return true when the pairs variant is the one to dispatch `c` to
 bool pairs_preferred(const correlation_view<float>& c);

@@ -3,7 +3,9 @@
 // splits the taps of a tile over a cluster when tiles alone cannot fill the
 // GPU. One launch per call, batches included; nothing synchronizes.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <optional>
 #include <type_traits>
 
 #include "cuda_check.hpp"
@@ -39,14 +41,6 @@ struct dispatch_tuning {
   /// ... with at most this many outputs and taps each
   static constexpr std::int64_t warp_max_out = 256;
   static constexpr std::int64_t warp_max_taps = 256;
-  /// and float convolutions of warp_long_min_taps-warp_long_max_taps taps
-  /// and warp_long_min_out-warp_long_max_out outputs from warp_long_batch
-  /// problems, ahead of pairs (round 28, H100, bench/notes/single.md: 3000 x
-  /// 40 taps x 576 outputs warp 12.40 us against pairs 16.67, 8192 x 32 x
-  /// 768 32.56 against 36.63; at 900-1023 outputs pairs wins again)
-  static constexpr std::int64_t warp_long_min_taps = 32, warp_long_max_taps = 48;
-  static constexpr std::int64_t warp_long_min_out = 576, warp_long_max_out = 800;
-  static constexpr std::int64_t warp_long_batch = 3000;
   /// outputs per problem from which the large tile (TJ = 1024) is used
   /// (measured, H200: at 2048 the mid tile takes 4.5-4.9 us, the large 5.9)
   static constexpr std::int64_t large_from_out = 8192;
@@ -218,14 +212,53 @@ bool warp_preferred(const correlation_view<T>& c) {
   return c.batch >= from;
 }
 
-// float convolutions of few taps and long x, where a warp per problem beats
-// pairs (dispatch_tuning::warp_long_*)
+/// Round 28's model of float convolutions of conv_model_min_taps-
+/// conv_model_max_taps taps and conv_model_min_out-conv_model_max_out
+/// outputs from conv_model_batch problems, where pairs, lane and warp each
+/// win somewhere and their ratios follow how full their last waves are.
+/// ln(t_v / t_pairs) = c0 + c1 ln(lane fill) + c2 ln(pairs fill) + c3 ln(la)
+/// + c4 ln(lout / la) + c5 ln(min(batch, 8192)) for v = lane, warp; lane
+/// fill: groups of 32 problems over the SMs' first waves, pairs fill: lout
+/// over whole 512-output halves. Least squares on 306 shapes (H100,
+/// bench/notes/single.md round 28: 278 with a lane column, rms 0.105 and
+/// 0.112 in ln); fitted on the 166 of rounds 24-27 alone it chose within
+/// 5 % of the best at 126 of 140 held-out shapes against 68 for the rules
+/// it replaces (3500 x 120 taps x 600 outputs lane 22.0 us against pairs
+/// 29.9, 6000 x 40 x 400 pairs 15.3 against lane 21.3, 3000 x 40 x 576
+/// warp 12.4 against pairs 16.7).
+struct conv_model {
+  static constexpr int min_taps = 32, max_taps = 256, min_out = 319, max_out = 1023;
+  static constexpr std::int64_t min_batch = 512, batch_cap = 8192;
+  static constexpr std::int64_t lane_group = 32, pairs_half = 512;
+  static constexpr double lane[6] = {-1.0496, -0.5639, 0.6626, 0.1150, 0.2092, 0.0192};
+  static constexpr double warp[6] = {-1.6686, -0.1255, 0.6362, 0.2446, 0.0896, 0.0789};
+};
+
+// the variant of round 28's model, or none outside its range (conv_model)
 template <class T>
-bool warp_long_preferred(const correlation_view<T>& c) {
-  using d = dispatch_tuning;
-  return sizeof(T) == 4 && c.lead > 0 && c.batch >= d::warp_long_batch &&
-         c.la >= d::warp_long_min_taps && c.la <= d::warp_long_max_taps &&
-         c.lout >= d::warp_long_min_out && c.lout <= d::warp_long_max_out;
+std::optional<kernel_variant> modelled_conv(const correlation_view<T>& c) {
+  using d = conv_model;
+  if (sizeof(T) != 4 || c.lead == 0 || c.batch < d::min_batch || c.la < d::min_taps ||
+      c.la > d::max_taps || c.lout < d::min_out || c.lout > d::max_out)
+    return std::nullopt;
+  const std::int64_t sms = multiprocessors();
+  const std::int64_t groups = (c.batch + d::lane_group - 1) / d::lane_group;
+  const double lane_fill = double(groups) / double((groups + sms - 1) / sms * sms);
+  const double pairs_fill =
+      double(c.lout) / double((c.lout + d::pairs_half - 1) / d::pairs_half * d::pairs_half);
+  const double f[6] = {1.0,
+                       std::log(lane_fill),
+                       std::log(pairs_fill),
+                       std::log(double(c.la)),
+                       std::log(double(c.lout) / c.la),
+                       std::log(double(std::min<std::int64_t>(c.batch, d::batch_cap)))};
+  double lane = 0, warp = 0;
+  for (int i = 0; i < 6; ++i) lane += d::lane[i] * f[i], warp += d::warp[i] * f[i];
+  // ln(t / t_pairs): pairs is 0; the fits (shared-memory layouts) last
+  if (lane < 0 && lane <= warp && lane_supports(c)) return kernel_variant::lane;
+  if (warp < 0) return kernel_variant::warp;
+  if (pairs_supports(c)) return kernel_variant::pairs;
+  return std::nullopt;
 }
 
 // outputs per problem from which the mid tile is taken (dispatch_tuning)
@@ -268,10 +301,10 @@ void launch_banded(const banded_args<T>& x, cudaStream_t stream) {
   if (x.batch == 0) return;
   using tun = tiled_tunings<T>;
   const correlation_view<T> c = correlation_of(x);
-  if (lane_preferred(c)) {
+  if (const auto v = modelled_conv(c)) {
+    launch_variant(*v, c, 1, stream);
+  } else if (lane_preferred(c)) {
     launch_variant(kernel_variant::lane, c, 1, stream);
-  } else if (warp_long_preferred(c)) {
-    launch_variant(kernel_variant::warp, c, 1, stream);
   } else if (pairs_preferred(c)) {
     launch_variant(kernel_variant::pairs, c, 1, stream);
   } else if (wgmma_first(c)) {

@@ -65,20 +65,9 @@ struct lane_dispatch {
   static constexpr int short_taps = 64, mid_low_taps = 129, mid_taps = 192, wide_taps = 256;
   static constexpr int conv_short_batch = 2048, conv_mid_batch = 1536, grad_short_batch = 2048;
   static constexpr int conv_max_out = 511;
-  /// From conv_ratio_from_out outputs (where pairs takes convolutions) only
-  /// up to conv_out_per_tap outputs per tap (round 28, H100: 6000 x 40 taps
-  /// x 400 outputs pairs 15.33 us against lane 21.28, 3000 x 96 x 400 12.87
-  /// against 13.95).
-  static constexpr int conv_ratio_from_out = 319, conv_out_per_tap = 3;
-  /// And float convolutions of conv_long_min_out..conv_long_max_out outputs
-  /// from conv_long_min_taps taps in batches of conv_long_batch (round 27,
-  /// H100: 4096 x 128 taps x 640 outputs 24.68 us against pairs 33.11, 8192 x
-  /// 256 x 640 57.69 against 75.00; at 512 outputs pairs 4 % faster, at
-  /// 1536-2048 problems 1.2-1.7x; 1023 outputs do not fit; round 28: from 96
-  /// taps and 3000 problems, 3000 x 96 x 576 19.33 against 25.25, 3000 x 200
-  /// x 576 24.97 against 28.68)
-  static constexpr int conv_long_min_taps = 96, conv_long_min_out = 576, conv_long_max_out = 768;
-  static constexpr int conv_long_batch = 3000;
+  /// Float convolutions of 32-256 taps and 319-1023 outputs from 512
+  /// problems are decided before this by round 28's model (launch_banded.cu,
+  /// conv_model), which also picks lane beyond 511 outputs.
   static constexpr int double_grad_taps = 128, double_grad_min_out = 128;
 };
 
@@ -345,13 +334,7 @@ bool lane_preferred_t(const correlation_view<T>& c) {
       const int from = c.la <= d::short_taps ? d::conv_short_batch
                        : c.la <= d::mid_taps ? d::conv_mid_batch
                                              : d::batch_min;
-      const bool short_out = c.lout <= d::conv_max_out &&
-                             (c.lout < d::conv_ratio_from_out ||
-                              c.lout <= d::conv_out_per_tap * static_cast<std::int64_t>(c.la));
-      shape = c.la <= d::wide_taps &&
-              ((short_out && c.batch >= from) ||
-               (c.la >= d::conv_long_min_taps && c.lout >= d::conv_long_min_out &&
-                c.lout <= d::conv_long_max_out && c.batch >= d::conv_long_batch));
+      shape = c.la <= d::wide_taps && c.lout <= d::conv_max_out && c.batch >= from;
     } else {
       const bool short_run =
           c.la <= d::short_taps || (c.la >= d::mid_low_taps && c.la <= d::mid_taps);

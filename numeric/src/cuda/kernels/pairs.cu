@@ -32,11 +32,8 @@ struct pairs_dispatch {
   /// tiles win; lane takes the large batches first)
   static constexpr int conv_min_taps = 160;
   static constexpr int conv_out_lo = 319;
-  /// and from conv_short_min_taps taps up to conv_short_max_out outputs
-  /// (round 27, H100, bench/notes/single.md: 4096 problems of 32 taps x 512
-  /// outputs 11.66 us against mid 35.07, 1536 x 128 taps x 1023 18.32
-  /// against mid 34.96; the tiles took these below 160 taps)
-  static constexpr int conv_short_min_taps = 32, conv_short_max_out = 1023;
+  /// (Convolutions of 32-256 taps and 319-1023 outputs are decided before
+  /// this by round 28's model, launch_banded.cu's conv_model.)
   /// gradients of grad_out_lo..grad_max outputs and taps (round 24: 512 x
   /// 320 grad_p 6.93 against small 9.70)
   static constexpr int grad_out_lo = 320;
@@ -97,12 +94,9 @@ bool pairs_preferred(const correlation_view<float>& c) {
   if (c.batch < d::batch_min) return false;
   // the measured range first; the fit (the layout's shared memory) last:
   // every dispatch asks
-  const bool shape = c.lead > 0
-                         ? c.lout >= d::conv_out_lo &&
-                               (c.la >= d::conv_min_taps ||
-                                (c.la >= d::conv_short_min_taps && c.lout <= d::conv_short_max_out))
-                         : c.lout >= d::grad_out_lo && c.lout <= d::grad_max &&
-                               c.la >= d::grad_out_lo && c.la <= d::grad_max;
+  const bool shape = c.lead > 0 ? c.lout >= d::conv_out_lo && c.la >= d::conv_min_taps
+                                : c.lout >= d::grad_out_lo && c.lout <= d::grad_max &&
+                                      c.la >= d::grad_out_lo && c.la <= d::grad_max;
   return shape && pairs_supports(c);
 }
 bool pairs_preferred(const correlation_view<double>&) {
