@@ -44,11 +44,12 @@ struct mma_tf32_dispatch {
   /// grad_out_hi] (gradients)
   static constexpr int batch_min = 1024;
   static constexpr std::int64_t batch_taps = 384;
-  /// convolutions from conv_taps taps (round 29, H100, bench/notes/single.md:
-  /// where pairs does not fit its shared memory the mid tile took them; 4096
-  /// x 256 taps x 1023 outputs mma 75.2 us against mid 98.8, 12000 x 256 x
-  /// 1000 213.7 against 283.7)
-  static constexpr std::int64_t conv_taps = 256;
+  /// convolutions also from conv_taps taps in batches of conv_batch (round
+  /// 29, H100, bench/notes/single.md: where pairs does not fit its shared
+  /// memory the mid tile took them; 4096 x 256 taps x 1023 outputs mma 75.2
+  /// us against mid 98.8, 10000 x 300 x 1010 181.1 against 283.8; at 1024
+  /// problems the large tile wins, 1024 x 264 x 1010 23.5 against mma 34.0)
+  static constexpr std::int64_t conv_taps = 256, conv_batch = 1200;
   static constexpr std::int64_t conv_out_lo = 768;
   static constexpr std::int64_t grad_out_lo = 384, grad_out_hi = 512;
   /// single problems of few_taps_lo-few_taps_hi taps from few_taps_min_out outputs
@@ -88,7 +89,9 @@ bool mma_preferred(const correlation_view<float>& c) {
       c.lout >= d::few_taps_min_out)
     return true;
   if (c.lout >= d::big_out && c.la >= d::big_taps) return true;
-  if (c.batch < d::batch_min || c.la < (c.lead > 0 ? d::conv_taps : d::batch_taps)) return false;
+  if (c.batch < d::batch_min) return false;
+  if (c.la < d::batch_taps && !(c.lead > 0 && c.la >= d::conv_taps && c.batch >= d::conv_batch))
+    return false;
   return c.lead > 0 ? c.lout >= d::conv_out_lo && c.lout <= d::one_tile_out
                     : c.lout >= d::grad_out_lo && c.lout <= d::grad_out_hi;
 }
