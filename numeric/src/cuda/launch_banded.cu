@@ -212,9 +212,8 @@ bool warp_preferred(const correlation_view<T>& c) {
   return c.batch >= from;
 }
 
-/// Round 28's model of float convolutions of conv_model_min_taps-
-/// conv_model_max_taps taps and conv_model_min_out-conv_model_max_out
-/// outputs from conv_model_batch problems, where pairs, lane and warp each
+/// Round 28's model of float convolutions of min_taps-max_taps taps and
+/// min_out-max_out outputs from min_batch problems, where pairs, lane and warp each
 /// win somewhere and their ratios follow how full their last waves are.
 /// ln(t_v / t_pairs) = c0 + c1 ln(lane fill) + c2 ln(pairs fill) + c3 ln(la)
 /// + c4 ln(lout / la) + c5 ln(min(batch, 8192)) for v = lane, warp; lane

@@ -65,9 +65,9 @@ struct lane_dispatch {
   static constexpr int short_taps = 64, mid_low_taps = 129, mid_taps = 192, wide_taps = 256;
   static constexpr int conv_short_batch = 2048, conv_mid_batch = 1536, grad_short_batch = 2048;
   static constexpr int conv_max_out = 511;
-  /// Float convolutions of 32-256 taps and 319-1023 outputs from 512
-  /// problems are decided before this by round 28's model (launch_banded.cu,
-  /// conv_model), which also picks lane beyond 511 outputs.
+  // float convolutions of 32-256 taps and 319-1023 outputs from 512
+  // problems are decided before this by round 28's model (launch_banded.cu,
+  // conv_model), which also picks lane beyond 511 outputs
   static constexpr int double_grad_taps = 128, double_grad_min_out = 128;
 };
 

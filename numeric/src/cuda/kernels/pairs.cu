@@ -32,8 +32,8 @@ struct pairs_dispatch {
   /// tiles win; lane takes the large batches first)
   static constexpr int conv_min_taps = 160;
   static constexpr int conv_out_lo = 319;
-  /// (Convolutions of 32-256 taps and 319-1023 outputs are decided before
-  /// this by round 28's model, launch_banded.cu's conv_model.)
+  // (convolutions of 32-256 taps and 319-1023 outputs are decided before
+  // this by round 28's model, launch_banded.cu's conv_model)
   /// gradients of grad_out_lo..grad_max outputs and taps (round 24: 512 x
   /// 320 grad_p 6.93 against small 9.70)
   static constexpr int grad_out_lo = 320;
