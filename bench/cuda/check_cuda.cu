@@ -193,6 +193,9 @@ void sweep(bool quick) {
     one<T>(op, 561, 40, 1, 1, 1, quick ? 30 : 3000, false, true, rng());
     one<T>(op, 505, 96, 1, 1, 1, quick ? 30 : 3000, false, true, rng());
     one<T>(op, 401, 100, 1, 1, 1, quick ? 30 : 3000, false, true, rng());
+    // round 30: 1024 float convolutions of 264 taps x 1010 outputs (pairs does
+    // not fit) go to mma at tap split 1
+    one<T>(op, 747, 264, 1, 1, 1, quick ? 30 : 1024, false, true, rng());
     if (!quick) one<T>(op, 65536, 65536, 1, 1, 1, 1, false, true, rng());
   }
 }

@@ -39,17 +39,17 @@ struct mma_tf32_dispatch {
   /// many outputs and taps ...
   static constexpr std::int64_t big_out = 65536;
   static constexpr std::int64_t big_taps = 16384;
-  /// ... and batches of at least batch_min problems with batch_taps taps and
-  /// outputs in [conv_out_lo, one_tile_out] (convolutions) or [grad_out_lo,
-  /// grad_out_hi] (gradients)
+  /// ... and batches of at least batch_min problems with outputs in
+  /// [conv_out_lo, one_tile_out] and conv_taps taps (convolutions) or in
+  /// [grad_out_lo, grad_out_hi] and batch_taps taps (gradients)
   static constexpr int batch_min = 1024;
   static constexpr std::int64_t batch_taps = 384;
-  /// convolutions also from conv_taps taps in batches of conv_batch (round
-  /// 29, H100, bench/notes/single.md: where pairs does not fit its shared
-  /// memory the mid tile took them; 4096 x 256 taps x 1023 outputs mma 75.2
-  /// us against mid 98.8, 10000 x 300 x 1010 181.1 against 283.8; at 1024
-  /// problems the large tile wins, 1024 x 264 x 1010 23.5 against mma 34.0)
-  static constexpr std::int64_t conv_taps = 256, conv_batch = 1200;
+  /// convolutions from conv_taps taps (rounds 29-30, H100,
+  /// bench/notes/single.md: where pairs does not fit its shared memory the
+  /// mid tile took them; 4096 x 256 taps x 1023 outputs mma 75.2 us against
+  /// mid 98.8, 10000 x 300 x 1010 181.1 against 283.8, 1024 x 320 x 1000
+  /// 22.2 against 32.6)
+  static constexpr std::int64_t conv_taps = 256;
   static constexpr std::int64_t conv_out_lo = 768;
   static constexpr std::int64_t grad_out_lo = 384, grad_out_hi = 512;
   /// single problems of few_taps_lo-few_taps_hi taps from few_taps_min_out outputs
@@ -90,8 +90,7 @@ bool mma_preferred(const correlation_view<float>& c) {
     return true;
   if (c.lout >= d::big_out && c.la >= d::big_taps) return true;
   if (c.batch < d::batch_min) return false;
-  if (c.la < d::batch_taps && !(c.lead > 0 && c.la >= d::conv_taps && c.batch >= d::conv_batch))
-    return false;
+  if (c.la < (c.lead > 0 ? d::conv_taps : d::batch_taps)) return false;
   return c.lead > 0 ? c.lout >= d::conv_out_lo && c.lout <= d::one_tile_out
                     : c.lout >= d::grad_out_lo && c.lout <= d::grad_out_hi;
 }

@@ -411,8 +411,17 @@ __global__ void __launch_bounds__(C::threads, C::min_blocks)
   run_cluster_tiles<C::TJ, C::threads>(c, agent, xs, [](int i) { return mma_out_index(i); });
 }
 
+/// Stages each part of a split tile keeps at least, in batches: every block
+/// of a split repeats the staging and the cluster sum, which short parts do
+/// not repay (round 30, H100, bench/notes/single.md: 1024 one-tile problems
+/// of 2-5 stages ran 1.30-1.67x slower at split 2 than at 1, while batches of
+/// 2-16 problems of 65-257 stages kept the fill rule's splits of 2-8 within
+/// 7 % of the best; batch_tap_split lost up to 1.56x there).
+inline constexpr std::int64_t mma_tf32_batch_part_stages = 8;
+
 /// Blocks sharing the s range of one tile: enough to fill `sms` multiprocessors
-/// with `per_sm` blocks each, never more than a tile has stages.
+/// with `per_sm` blocks each, never more than a tile has stages (in batches,
+/// never parts of fewer than mma_tf32_batch_part_stages stages).
 /// @param c the correlation
 /// @param sms multiprocessors of the device
 /// @param per_sm blocks per multiprocessor aimed at
@@ -423,7 +432,8 @@ int mma_tf32_split(const correlation_view<float>& c, int sms, int per_sm) {
   const std::int64_t span = std::min<std::int64_t>(std::int64_t{c.la} + C::row_hi + 7,
                                                    std::int64_t{C::TJ} + c.lx + C::window - 1);
   const std::int64_t stages = (span + C::KC - 1) / C::KC;
-  return tap_split_for(tiles, stages, std::int64_t{per_sm} * sms);
+  const std::int64_t parts = c.batch > 1 ? stages / mma_tf32_batch_part_stages : stages;
+  return tap_split_for(tiles, parts, std::int64_t{per_sm} * sms);
 }
 
 /// Launches the 3xTF32 kernel with shape C.
