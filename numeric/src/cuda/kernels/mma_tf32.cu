@@ -31,6 +31,12 @@ struct mma_tf32_dispatch {
   static constexpr std::int64_t mid_from_out = 768;
   static constexpr std::int64_t one_tile_out = 1024;  ///< mid sizes up to here: one large tile
   static constexpr int blocks_per_sm = 8;
+  /// batched convolutions aim at twice as many: their tiles' work is unequal
+  /// (the band's triangles) and smaller parts even it out over the SMs
+  /// (round 30, H100, bench/notes/single.md: 9 batches of 2-16 problems of
+  /// 65536-100000 outputs within 3 % of the best forced split, against 5 of
+  /// 9 within 5 % at blocks_per_sm)
+  static constexpr int conv_batch_blocks_per_sm = 16;
   /// tap split of large tiles of equal work (gradients): 7 measured faster
   /// than 8 (grad_p 65536: 199 against 216 us; 8 clusters of 8 per GPC do
   /// not spread evenly over the multiprocessors at 5 blocks each)
@@ -97,7 +103,8 @@ bool mma_preferred(const correlation_view<float>& c) {
 
 int mma_split(const correlation_view<float>& c) {
   using d = mma_tf32_dispatch;
-  const int sms = multiprocessors(), per = d::blocks_per_sm;
+  const int sms = multiprocessors();
+  const int per = c.batch > 1 && c.lead > 0 ? d::conv_batch_blocks_per_sm : d::blocks_per_sm;
   switch (shape_of(c)) {
     case shape::grad:
       return std::min(mma_tf32_split<mma_tf32_grad>(c, sms, per), d::equal_work_split);
