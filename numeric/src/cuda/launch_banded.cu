@@ -260,6 +260,56 @@ std::optional<kernel_variant> modelled_conv(const correlation_view<T>& c) {
   return std::nullopt;
 }
 
+/// Round 32's rules for batches of more than 256 outputs per problem, where a
+/// random audit of the whole shape space found the tiles 1.2-3.4x slower than
+/// the best variant (H100, bench/notes/single.md round 32: 170 random shapes
+/// 51 % within 5 % of the best column, 300 more in the regions of the
+/// misses; these rules read off them): pairs for float problems of up to
+/// 1023 outputs and 256 taps from 300 problems (grad_p 2097 x 79 taps x 284
+/// outputs 6.8 us against mid 21.2); a warp per problem for few taps in
+/// enough problems to fill the SMs with warps, whatever the outputs (float
+/// convolve 3529 x 15 x 2127 38.3 against 113.6, double grad_p 12861 x 15
+/// x 277 28.6 against 97.1); the tensor-core kernels for long outputs in
+/// fewer problems (float grad_p 448 x 22 x 57036 205 against 400, double
+/// grad_p 18 x 293 x 37277 19.2 against 31.9).
+struct batch_audit {
+  static constexpr std::int64_t min_out = 257;  ///< beyond dispatch_tuning::warp_max_out
+  static constexpr std::int64_t pairs_max_out = 1023, pairs_batch = 300, pairs_taps = 256;
+  /// warp: up to few_taps taps from few_batch problems, or up to some_taps
+  /// from some_batch (float, double)
+  static constexpr std::int64_t few_taps = 64, few_batch_f = 880, few_batch_d = 600;
+  static constexpr std::int64_t some_taps = 128, some_batch_f = 2000, some_batch_d = 1800;
+  /// float mma: from mma_out outputs and mma_batch problems, problems x
+  /// outputs from mma_work, up to mma_taps taps (beyond, the mid and large
+  /// tiles: call 8, convolve 241 x 410 x 1349 mma 20.1 us against mid 14.6)
+  static constexpr std::int64_t mma_out = 1024, mma_batch = 8, mma_work = 250'000;
+  static constexpr std::int64_t mma_taps = 384;
+  /// double mma (DMMA): from dmma_out outputs and dmma_taps taps, problems x
+  /// outputs from dmma_work
+  static constexpr std::int64_t dmma_out = 2048, dmma_taps = 128, dmma_work = 40'000;
+};
+
+// the variant of round 32's rules, or none outside them (batch_audit)
+template <class T>
+std::optional<kernel_variant> audited_batch(const correlation_view<T>& c) {
+  using d = batch_audit;
+  constexpr bool is_float = sizeof(T) == 4;
+  const std::int64_t batch = c.batch, taps = c.la, out = c.lout;
+  if (batch < 2 || out < d::min_out) return std::nullopt;
+  if (is_float && out <= d::pairs_max_out && batch >= d::pairs_batch && taps <= d::pairs_taps &&
+      pairs_supports(c))
+    return kernel_variant::pairs;
+  const bool few = taps <= d::few_taps && batch >= (is_float ? d::few_batch_f : d::few_batch_d);
+  const bool some =
+      taps <= d::some_taps && batch >= (is_float ? d::some_batch_f : d::some_batch_d);
+  if (few || some) return kernel_variant::warp;
+  if (is_float ? out >= d::mma_out && batch >= d::mma_batch && batch * out >= d::mma_work &&
+                     taps <= d::mma_taps
+               : out >= d::dmma_out && taps >= d::dmma_taps && batch * out >= d::dmma_work)
+    return kernel_variant::mma;
+  return std::nullopt;
+}
+
 // outputs per problem from which the mid tile is taken (dispatch_tuning)
 template <class T>
 std::int64_t mid_from_out(const correlation_view<T>& c) {
@@ -306,6 +356,8 @@ void launch_banded(const banded_args<T>& x, cudaStream_t stream) {
     launch_variant(kernel_variant::lane, c, 1, stream);
   } else if (pairs_preferred(c)) {
     launch_variant(kernel_variant::pairs, c, 1, stream);
+  } else if (const auto a = audited_batch(c)) {
+    launch_variant(*a, c, tap_split_of(*a, c), stream);
   } else if (wgmma_first(c)) {
     launch_variant(kernel_variant::wgmma, c, 1, stream);
   } else if (wide_preferred(c)) {
