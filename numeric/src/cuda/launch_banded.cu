@@ -280,10 +280,12 @@ struct batch_audit {
   static constexpr std::int64_t few_taps = 64, few_batch_f = 880, few_batch_d = 600;
   static constexpr std::int64_t some_taps = 128, some_batch_f = 2000, some_batch_d = 1800;
   /// float mma: from mma_out outputs and mma_batch problems, problems x
-  /// outputs from mma_work, up to mma_taps taps (beyond, the mid and large
-  /// tiles: call 8, convolve 241 x 410 x 1349 mma 20.1 us against mid 14.6)
+  /// outputs from mma_work, up to mma_short_taps taps, or up to mma_taps
+  /// from mma_long_out outputs (between, the tiles won as often as mma:
+  /// calls 9-10, grad_p 169 x 499 x 5737 mid 1.3x faster, grad_p 121 x 408
+  /// x 38265 mma 1.39x)
   static constexpr std::int64_t mma_out = 1024, mma_batch = 8, mma_work = 250'000;
-  static constexpr std::int64_t mma_taps = 384;
+  static constexpr std::int64_t mma_short_taps = 192, mma_long_out = 16384, mma_taps = 1024;
   /// double mma (DMMA): from dmma_out outputs and dmma_taps taps, problems x
   /// outputs from dmma_work
   static constexpr std::int64_t dmma_out = 2048, dmma_taps = 128, dmma_work = 40'000;
@@ -300,11 +302,10 @@ std::optional<kernel_variant> audited_batch(const correlation_view<T>& c) {
       pairs_supports(c))
     return kernel_variant::pairs;
   const bool few = taps <= d::few_taps && batch >= (is_float ? d::few_batch_f : d::few_batch_d);
-  const bool some =
-      taps <= d::some_taps && batch >= (is_float ? d::some_batch_f : d::some_batch_d);
+  const bool some = taps <= d::some_taps && batch >= (is_float ? d::some_batch_f : d::some_batch_d);
   if (few || some) return kernel_variant::warp;
   if (is_float ? out >= d::mma_out && batch >= d::mma_batch && batch * out >= d::mma_work &&
-                     taps <= d::mma_taps
+                     (taps <= d::mma_short_taps || (out >= d::mma_long_out && taps <= d::mma_taps))
                : out >= d::dmma_out && taps >= d::dmma_taps && batch * out >= d::dmma_work)
     return kernel_variant::mma;
   return std::nullopt;
