@@ -196,6 +196,13 @@ void sweep(bool quick) {
     // round 30: 1024 float convolutions of 264 taps x 1010 outputs (pairs does
     // not fit) go to mma at tap split 1
     one<T>(op, 747, 264, 1, 1, 1, quick ? 30 : 1024, false, true, rng());
+    // round 32's audited batches (launch_banded.cu, audited_batch): warp for
+    // few taps and long outputs, pairs up to 1023 outputs, mma for long
+    // outputs in fewer problems
+    one<T>(op, 1998, 3, 1, 1, 1, quick ? 30 : 1000, false, true, rng());
+    one<T>(op, 551, 50, 1, 1, 1, quick ? 30 : 500, false, true, rng());
+    one<T>(op, 19971, 30, 1, 1, 1, quick ? 3 : 20, false, true, rng());
+    one<T>(op, 4701, 300, 1, 1, 1, quick ? 3 : 20, false, true, rng());
     if (!quick) one<T>(op, 65536, 65536, 1, 1, 1, 1, false, true, rng());
   }
 }
