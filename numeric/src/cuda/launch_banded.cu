@@ -278,12 +278,11 @@ struct batch_audit {
   static constexpr std::int64_t min_out = 257;  ///< beyond dispatch_tuning::warp_max_out
   static constexpr std::int64_t pairs_max_out = 1023, pairs_batch = 300, pairs_taps = 256;
   /// warp: up to few_taps taps from few_batch problems, or up to some_taps
-  /// from some_batch (float, double), up to warp_max_out outputs (measured
-  /// to 22386: one warp runs a whole problem, so longer ones are left to
-  /// the tiles)
+  /// from some_batch (float, double), whatever the outputs (call 13: still
+  /// the best variant at 40000, double grad_p 700 x 20 x 40000 304.6 us
+  /// against mid 477.2)
   static constexpr std::int64_t few_taps = 64, few_batch_f = 880, few_batch_d = 600;
   static constexpr std::int64_t some_taps = 128, some_batch_f = 2000, some_batch_d = 1800;
-  static constexpr std::int64_t warp_max_out = 32768;
   /// float mma: from mma_out outputs and mma_batch problems, problems x
   /// outputs from mma_work, up to mma_short_taps taps, or up to mma_taps
   /// from mma_long_out outputs (between, the tiles won as often as mma:
@@ -308,7 +307,7 @@ std::optional<kernel_variant> audited_batch(const correlation_view<T>& c) {
     return kernel_variant::pairs;
   const bool few = taps <= d::few_taps && batch >= (is_float ? d::few_batch_f : d::few_batch_d);
   const bool some = taps <= d::some_taps && batch >= (is_float ? d::some_batch_f : d::some_batch_d);
-  if ((few || some) && out <= d::warp_max_out) return kernel_variant::warp;
+  if (few || some) return kernel_variant::warp;
   if (is_float ? out >= d::mma_out && batch >= d::mma_batch && batch * out >= d::mma_work &&
                      (taps <= d::mma_short_taps || (out >= d::mma_long_out && taps <= d::mma_taps))
                : out >= d::dmma_out && taps >= d::dmma_taps && batch * out >= d::dmma_work)
