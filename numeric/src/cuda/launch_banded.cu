@@ -67,6 +67,11 @@ struct dispatch_tuning {
   static constexpr std::int64_t double_batched_mid_from_out = 128;
   static constexpr std::int64_t float_grad_mid_taps = 160, float_grad_mid_from_out = 160;
   static constexpr std::int64_t float_grad_mid_batch = 128;
+  /// single gradients of at most single_grad_small_taps taps stay on the
+  /// small tile whatever their outputs (round 33, H100, bench/notes/single.md:
+  /// 14 of 14 random single gradients of 3-23 taps x 421-13674 outputs ran
+  /// 1.08-1.19x faster on small than on mid)
+  static constexpr std::int64_t single_grad_small_taps = 24;
   /// blocks per multiprocessor the tap split aims for
   static constexpr std::int64_t blocks_per_sm = 4;
   /// single problems of more taps than this, or of more outputs than
@@ -380,7 +385,8 @@ void launch_banded(const banded_args<T>& x, cudaStream_t stream) {
               c.la >= dispatch_tuning::large_from_taps) ||
              batched_full_float(c) || batched_grad_float(c)) {
     launch_variant(kernel_variant::large, c, tap_split<typename tun::large>(c), stream);
-  } else if (c.lout >= mid_from_out(c) && !(c.lead > 0 && underfilled(c))) {
+  } else if (c.lout >= mid_from_out(c) && !(c.lead > 0 && underfilled(c)) &&
+             !(c.batch == 1 && c.lead == 0 && c.la <= dispatch_tuning::single_grad_small_taps)) {
     launch_variant(kernel_variant::mid, c, tap_split<typename tun::mid>(c), stream);
   } else {
     launch_variant(kernel_variant::small, c, tap_split<typename tun::small>(c), stream);
