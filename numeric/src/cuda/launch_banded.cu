@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <type_traits>
 
@@ -280,7 +281,8 @@ std::optional<kernel_variant> modelled_conv(const correlation_view<T>& c) {
 /// random shapes): 57 % within 5 % of the best variant, geometric mean
 /// 1.082, where the old dispatch read 50-51 % and 1.16-1.19.
 struct batch_audit {
-  static constexpr std::int64_t min_out = 257;  ///< beyond dispatch_tuning::warp_max_out
+  /// outputs per problem from which these rules apply: where warp_preferred stops
+  static constexpr std::int64_t min_out = dispatch_tuning::warp_max_out + 1;
   static constexpr std::int64_t pairs_max_out = 1023, pairs_batch = 300, pairs_taps = 256;
   /// warp: up to few_taps taps from few_batch problems, or up to some_taps
   /// from some_batch (float, double), whatever the outputs (call 13: still
@@ -320,10 +322,13 @@ std::optional<kernel_variant> audited_batch(const correlation_view<T>& c) {
   return std::nullopt;
 }
 
-// outputs per problem from which the mid tile is taken (dispatch_tuning)
+// outputs per problem from which the mid tile is taken (dispatch_tuning;
+// never for single gradients of few taps)
 template <class T>
 std::int64_t mid_from_out(const correlation_view<T>& c) {
   using d = dispatch_tuning;
+  if (c.batch == 1 && c.lead == 0 && c.la <= d::single_grad_small_taps)
+    return std::numeric_limits<std::int64_t>::max();
   if (c.batch < d::batched_mid_from_batch) return d::mid_from_out;
   if (sizeof(T) == 8) return d::double_batched_mid_from_out;
   if (c.lead == 0 && c.la >= d::float_grad_mid_taps && c.batch >= d::float_grad_mid_batch)
@@ -385,8 +390,7 @@ void launch_banded(const banded_args<T>& x, cudaStream_t stream) {
               c.la >= dispatch_tuning::large_from_taps) ||
              batched_full_float(c) || batched_grad_float(c)) {
     launch_variant(kernel_variant::large, c, tap_split<typename tun::large>(c), stream);
-  } else if (c.lout >= mid_from_out(c) && !(c.lead > 0 && underfilled(c)) &&
-             !(c.batch == 1 && c.lead == 0 && c.la <= dispatch_tuning::single_grad_small_taps)) {
+  } else if (c.lout >= mid_from_out(c) && !(c.lead > 0 && underfilled(c))) {
     launch_variant(kernel_variant::mid, c, tap_split<typename tun::mid>(c), stream);
   } else {
     launch_variant(kernel_variant::small, c, tap_split<typename tun::small>(c), stream);
