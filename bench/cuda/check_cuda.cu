@@ -203,6 +203,9 @@ void sweep(bool quick) {
     one<T>(op, 551, 50, 1, 1, 1, quick ? 30 : 500, false, true, rng());
     one<T>(op, 19971, 30, 1, 1, 1, quick ? 3 : 20, false, true, rng());
     one<T>(op, 4701, 300, 1, 1, 1, quick ? 3 : 20, false, true, rng());
+    // round 34: gradients and double batches of few mid tiles and little
+    // work take the small tile (launch_banded.cu, underfilled)
+    one<T>(op, 1500, 100, 2, 1, 3, quick ? 4 : 9, false, true, rng());
     if (!quick) one<T>(op, 65536, 65536, 1, 1, 1, 1, false, true, rng());
   }
 }

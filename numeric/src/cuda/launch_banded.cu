@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <limits>
 #include <optional>
 #include <type_traits>
 
@@ -68,11 +67,14 @@ struct dispatch_tuning {
   static constexpr std::int64_t double_batched_mid_from_out = 128;
   static constexpr std::int64_t float_grad_mid_taps = 160, float_grad_mid_from_out = 160;
   static constexpr std::int64_t float_grad_mid_batch = 128;
-  /// single gradients of at most single_grad_small_taps taps stay on the
-  /// small tile whatever their outputs (round 33, H100, bench/notes/single.md:
-  /// 14 of 14 random single gradients of 3-23 taps x 421-13674 outputs ran
-  /// 1.08-1.19x faster on small than on mid)
-  static constexpr std::int64_t single_grad_small_taps = 24;
+  /// gradients, and double convolution batches, of fewer than
+  /// batched_mid_from_batch problems whose mid tiles are fewer than the
+  /// multiprocessors take the small tile ("underfilled") up to
+  /// few_tiles_max_taps taps and few_tiles_macs (float, double)
+  /// multiply-adds in all (round 34, H100, bench/notes/single.md)
+  static constexpr std::int64_t few_tiles_max_taps = 1024;
+  static constexpr std::int64_t few_tiles_float_macs = std::int64_t{4} << 20;
+  static constexpr std::int64_t few_tiles_double_macs = std::int64_t{3} << 19;
   /// blocks per multiprocessor the tap split aims for
   static constexpr std::int64_t blocks_per_sm = 4;
   /// single problems of more taps than this, or of more outputs than
@@ -110,14 +112,23 @@ int tap_split(const correlation_view<T>& c) {
 // 64 x 1024 float small 11.46 against mid 13.62, 128 x 384 small 5.66
 // against mid 7.24), nor in double batches, whose small tile lost to mid
 // at most such shapes (round 24: 64 x 160 convolve mid 3.27 against 4.92).
+// Gradients and double batches of fewer problems whose mid tiles do not
+// make one wave, and whose work is small, take the small tile after all
+// (round 34, H100, bench/notes/single.md: at such shapes mid took 1.1-1.4x
+// small's time, as small's four times as many tiles fill more of the GPU).
 template <class T>
 bool underfilled(const correlation_view<T>& c) {
-  if (c.batch > 1 &&
-      (sizeof(T) == 8 || (c.la >= 256 && c.la < 384) || (c.la >= 512 && c.batch <= 16)))
-    return false;
+  using d = dispatch_tuning;
   const std::int64_t tiles =
       (std::int64_t{c.lout} + tiled_tunings<T>::mid::TJ - 1) / tiled_tunings<T>::mid::TJ * c.batch;
-  return tiles < dispatch_tuning::blocks_per_sm * multiprocessors();
+  if (c.lead == 0 || (sizeof(T) == 8 && c.batch > 1)) {
+    const std::int64_t macs = std::int64_t{c.la} * std::min(c.lx, c.lout) * c.batch;
+    return c.batch < d::batched_mid_from_batch && tiles < multiprocessors() &&
+           c.la <= d::few_tiles_max_taps &&
+           macs <= (sizeof(T) == 8 ? d::few_tiles_double_macs : d::few_tiles_float_macs);
+  }
+  if (c.batch > 1 && ((c.la >= 256 && c.la < 384) || (c.la >= 512 && c.batch <= 16))) return false;
+  return tiles < d::blocks_per_sm * multiprocessors();
 }
 
 // The tile for a single problem of more than long_out outputs and at most
@@ -322,13 +333,10 @@ std::optional<kernel_variant> audited_batch(const correlation_view<T>& c) {
   return std::nullopt;
 }
 
-// outputs per problem from which the mid tile is taken (dispatch_tuning;
-// never for single gradients of few taps)
+// outputs per problem from which the mid tile is taken (dispatch_tuning)
 template <class T>
 std::int64_t mid_from_out(const correlation_view<T>& c) {
   using d = dispatch_tuning;
-  if (c.batch == 1 && c.lead == 0 && c.la <= d::single_grad_small_taps)
-    return std::numeric_limits<std::int64_t>::max();
   if (c.batch < d::batched_mid_from_batch) return d::mid_from_out;
   if (sizeof(T) == 8) return d::double_batched_mid_from_out;
   if (c.lead == 0 && c.la >= d::float_grad_mid_taps && c.batch >= d::float_grad_mid_batch)
@@ -390,7 +398,7 @@ void launch_banded(const banded_args<T>& x, cudaStream_t stream) {
               c.la >= dispatch_tuning::large_from_taps) ||
              batched_full_float(c) || batched_grad_float(c)) {
     launch_variant(kernel_variant::large, c, tap_split<typename tun::large>(c), stream);
-  } else if (c.lout >= mid_from_out(c) && !(c.lead > 0 && underfilled(c))) {
+  } else if (c.lout >= mid_from_out(c) && !underfilled(c)) {
     launch_variant(kernel_variant::mid, c, tap_split<typename tun::mid>(c), stream);
   } else {
     launch_variant(kernel_variant::small, c, tap_split<typename tun::small>(c), stream);
