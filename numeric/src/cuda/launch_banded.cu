@@ -44,7 +44,11 @@ struct dispatch_tuning {
   /// outputs per problem from which the large tile (TJ = 1024) is used
   /// (measured, H200: at 2048 the mid tile takes 4.5-4.9 us, the large 5.9)
   static constexpr std::int64_t large_from_out = 8192;
-  /// ... and taps per problem from which it is used
+  /// ... and taps per problem from which it is used, when its tiles make at
+  /// least one wave over the multiprocessors (round 35, H100,
+  /// bench/notes/single.md: with fewer, mid's four times as many tiles ran
+  /// faster: 2 float gradients of 1093 taps x 22411 outputs, 44 large
+  /// tiles, large 11.05 us against mid 9.00)
   static constexpr std::int64_t large_from_taps = 512;
   /// batched float full convolutions: outputs and taps per problem from which
   /// the large tile is used (up to one tile per problem)
@@ -129,6 +133,14 @@ bool underfilled(const correlation_view<T>& c) {
   }
   if (c.batch > 1 && ((c.la >= 256 && c.la < 384) || (c.la >= 512 && c.batch <= 16))) return false;
   return tiles < d::blocks_per_sm * multiprocessors();
+}
+
+// whether the large tiles of `c` make at least one wave over the
+// multiprocessors (dispatch_tuning::large_from_taps)
+template <class T>
+bool large_wave(const correlation_view<T>& c) {
+  using large = typename tiled_tunings<T>::large;
+  return (std::int64_t{c.lout} + large::TJ - 1) / large::TJ * c.batch >= multiprocessors();
 }
 
 // The tile for a single problem of more than long_out outputs and at most
@@ -395,7 +407,7 @@ void launch_banded(const banded_args<T>& x, cudaStream_t stream) {
         c.la > dispatch_tuning::long_taps ? long_taps_tile(c) : long_out_tile(c);
     launch_variant(v, c, tap_split_of(v, c), stream);
   } else if ((c.lout >= dispatch_tuning::large_from_out &&
-              c.la >= dispatch_tuning::large_from_taps) ||
+              c.la >= dispatch_tuning::large_from_taps && large_wave(c)) ||
              batched_full_float(c) || batched_grad_float(c)) {
     launch_variant(kernel_variant::large, c, tap_split<typename tun::large>(c), stream);
   } else if (c.lout >= mid_from_out(c) && !underfilled(c)) {
