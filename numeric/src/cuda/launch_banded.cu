@@ -45,10 +45,10 @@ struct dispatch_tuning {
   /// (measured, H200: at 2048 the mid tile takes 4.5-4.9 us, the large 5.9)
   static constexpr std::int64_t large_from_out = 8192;
   /// ... and taps per problem from which it is used, when its tiles make at
-  /// least one wave over the multiprocessors (round 35, H100,
-  /// bench/notes/single.md: with fewer, mid's four times as many tiles ran
-  /// faster: 2 float gradients of 1093 taps x 22411 outputs, 44 large
-  /// tiles, large 11.05 us against mid 9.00)
+  /// least half a wave over the multiprocessors or the taps are more than
+  /// long_taps (round 35, H100, bench/notes/single.md: with fewer, mid's
+  /// four times as many tiles ran faster: 2 float gradients of 1093 taps x
+  /// 22411 outputs, 44 large tiles, large 11.05 us against mid 9.00)
   static constexpr std::int64_t large_from_taps = 512;
   /// batched float full convolutions: outputs and taps per problem from which
   /// the large tile is used (up to one tile per problem)
@@ -135,12 +135,13 @@ bool underfilled(const correlation_view<T>& c) {
   return tiles < d::blocks_per_sm * multiprocessors();
 }
 
-// whether the large tiles of `c` make at least one wave over the
-// multiprocessors (dispatch_tuning::large_from_taps)
+// whether the large tiles of `c` make at least half a wave over the
+// multiprocessors, or its taps are many (dispatch_tuning::large_from_taps)
 template <class T>
 bool large_wave(const correlation_view<T>& c) {
   using large = typename tiled_tunings<T>::large;
-  return (std::int64_t{c.lout} + large::TJ - 1) / large::TJ * c.batch >= multiprocessors();
+  const std::int64_t tiles = (std::int64_t{c.lout} + large::TJ - 1) / large::TJ * c.batch;
+  return 2 * tiles >= multiprocessors() || c.la > dispatch_tuning::long_taps;
 }
 
 // The tile for a single problem of more than long_out outputs and at most
