@@ -46,10 +46,14 @@ struct dispatch_tuning {
   static constexpr std::int64_t large_from_out = 8192;
   /// ... and taps per problem from which it is used, when its tiles make at
   /// least half a wave over the multiprocessors or the taps are more than
-  /// long_taps (round 35, H100, bench/notes/single.md: with fewer, mid's
-  /// four times as many tiles ran faster: 2 float gradients of 1093 taps x
-  /// 22411 outputs, 44 large tiles, large 11.05 us against mid 9.00)
+  /// large_wave_float_taps (float) or long_taps (double) (round 35, H100,
+  /// bench/notes/single.md: with fewer, mid's four times as many tiles ran
+  /// faster: 0.47-0.76x large's time at 32 of 32 float shapes of call 3
+  /// within those taps, 0.58-1.02x at 12 double (2 float gradients of 609
+  /// taps x 15653 outputs, 32 large tiles: mid 0.47x); from 1599 float
+  /// taps mid was slower by > 5 % at 11 of 13)
   static constexpr std::int64_t large_from_taps = 512;
+  static constexpr std::int64_t large_wave_float_taps = 1536;
   /// batched float full convolutions: outputs and taps per problem from which
   /// the large tile is used (up to one tile per problem)
   static constexpr std::int64_t large_batched_from_out = 768;
@@ -139,9 +143,11 @@ bool underfilled(const correlation_view<T>& c) {
 // multiprocessors, or its taps are many (dispatch_tuning::large_from_taps)
 template <class T>
 bool large_wave(const correlation_view<T>& c) {
+  using d = dispatch_tuning;
   using large = typename tiled_tunings<T>::large;
   const std::int64_t tiles = (std::int64_t{c.lout} + large::TJ - 1) / large::TJ * c.batch;
-  return 2 * tiles >= multiprocessors() || c.la > dispatch_tuning::long_taps;
+  return 2 * tiles >= multiprocessors() ||
+         c.la > (sizeof(T) == 4 ? d::large_wave_float_taps : d::long_taps);
 }
 
 // The tile for a single problem of more than long_out outputs and at most
