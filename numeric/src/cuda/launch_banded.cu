@@ -105,7 +105,15 @@ template <class C, class T>
 int tap_split(const correlation_view<T>& c) {
   const std::int64_t tiles = (std::int64_t{c.lout} + C::TJ - 1) / C::TJ * c.batch;
   const std::int64_t taps = std::min<std::int64_t>(c.la, std::int64_t{C::TJ} + c.lx - 1);
-  if (c.batch > 1) return batch_tap_split(tiles, taps, C::KC, multiprocessors());
+  if (c.batch > 1) {
+    // the float mid tile: its cluster sum costs about two stages and two
+    // resident blocks fill an SM (round 36, H100, bench/notes/single.md: the
+    // default constants split float 3 x 1181 taps x 8871 outputs in four,
+    // 1.65x slower than no split)
+    if constexpr (std::is_same_v<C, tiled_mid_f>)
+      return batch_tap_split(tiles, taps, C::KC, multiprocessors(), 2, 4);
+    return batch_tap_split(tiles, taps, C::KC, multiprocessors());
+  }
   const std::int64_t stages = (taps + C::KC - 1) / C::KC;
   return tap_split_for(tiles, stages, dispatch_tuning::blocks_per_sm * multiprocessors());
 }

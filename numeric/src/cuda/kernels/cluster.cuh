@@ -75,26 +75,33 @@ inline int tap_split_for(std::int64_t tiles, std::int64_t stages, std::int64_t w
 
 /// Blocks sharing the taps of one tile in a batch: the power of two (1..8,
 /// at most the tile's stages) of least modelled time, (taps of the longest
-/// part + one stage for the cluster sum when split) x max(1, blocks / (5/2
-/// blocks per SM)). A part is whole stages and every block repeats the
-/// staging and the sum, so a split pays only where it shortens the longest
-/// part and the tiles are few (H100, bench/notes/single.md rounds 24-25:
-/// within 5 % of the best forced split at 202 of 211 DMMA shapes and 719 of
-/// 823 FMA-tile shapes, the fill rule of tap_split_for at 96 and 542).
+/// part + sum_stages stages for the cluster sum when split) x max(1, blocks
+/// / (resident_halves / 2 blocks per SM)). A part is whole stages and every
+/// block repeats the staging and the sum, so a split pays only where it
+/// shortens the longest part and the tiles are few (H100,
+/// bench/notes/single.md rounds 24-25: within 5 % of the best forced split
+/// at 202 of 211 DMMA shapes and 719 of 823 FMA-tile shapes, the fill rule
+/// of tap_split_for at 96 and 542; the float mid tile's own constants are
+/// round 36's).
 /// @param tiles output tiles of all problems
 /// @param span taps one tile reads
 /// @param stage taps per shared-memory stage
 /// @param sms multiprocessors of the device
+/// @param sum_stages stages the cluster sum costs
+/// @param resident_halves blocks per SM, in halves, beyond which blocks queue
 /// @return the split, 1..max_tap_split
-inline int batch_tap_split(std::int64_t tiles, std::int64_t span, std::int64_t stage, int sms) {
+inline int batch_tap_split(std::int64_t tiles, std::int64_t span, std::int64_t stage, int sms,
+                           int sum_stages = 1, int resident_halves = 5) {
   const std::int64_t stages = (span + stage - 1) / stage;
   std::int64_t best_time = -1;
   int best = 1;
   for (int s = 1; s <= max_tap_split && s <= stages; s *= 2) {
     const std::int64_t longest = std::min(span, (stages + s - 1) / s * stage);
-    const std::int64_t part = longest + (s > 1 ? stage : 0);
-    // blocks / (5/2 per SM), as 2 x blocks against 5 x sms (a common factor)
-    const std::int64_t time = part * std::max<std::int64_t>(2 * tiles * s, 5 * std::int64_t{sms});
+    const std::int64_t part = longest + (s > 1 ? sum_stages * stage : 0);
+    // blocks / (resident_halves / 2 per SM), as 2 x blocks against
+    // resident_halves x sms (a common factor)
+    const std::int64_t time =
+        part * std::max<std::int64_t>(2 * tiles * s, resident_halves * std::int64_t{sms});
     if (best_time < 0 || time < best_time) best_time = time, best = s;
   }
   return best;
