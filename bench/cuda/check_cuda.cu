@@ -206,7 +206,7 @@ void sweep(bool quick) {
     // round 34: gradients and double batches of few mid tiles and little
     // work take the small tile (launch_banded.cu, underfilled)
     one<T>(op, 1500, 100, 2, 1, 3, quick ? 4 : 9, false, true, rng());
-    // round 35: few problems of many taps and outputs below one wave of
+    // round 35: few problems of many taps and outputs below half a wave of
     // large tiles go to mid (launch_banded.cu, large_wave)
     one<T>(op, 12000, 1100, 1, 1, 1, quick ? 2 : 3, false, true, rng());
     if (!quick) one<T>(op, 65536, 65536, 1, 1, 1, 1, false, true, rng());

@@ -51,7 +51,8 @@ struct dispatch_tuning {
   /// faster: 0.47-0.76x large's time at 32 of 32 float shapes of call 3
   /// within those taps, 0.58-1.02x at 12 double (2 float gradients of 609
   /// taps x 15653 outputs, 32 large tiles: mid 0.47x); from 1599 float
-  /// taps mid was slower by > 5 % at 11 of 13)
+  /// taps mid was slower by > 5 % at 11 of 13; held out, call 4: faster by
+  /// >= 5 % at 43 of 44)
   static constexpr std::int64_t large_from_taps = 512;
   static constexpr std::int64_t large_wave_float_taps = 1536;
   /// batched float full convolutions: outputs and taps per problem from which
@@ -85,6 +86,11 @@ struct dispatch_tuning {
   static constexpr std::int64_t few_tiles_double_macs = std::int64_t{3} << 19;
   /// blocks per multiprocessor the tap split aims for
   static constexpr std::int64_t blocks_per_sm = 4;
+  /// the float mid tile's constants in batch_tap_split's model: its cluster
+  /// sum costs two stages and two resident blocks fill an SM (round 36, H100,
+  /// bench/notes/single.md: the default constants split float 3 x 1181 taps
+  /// x 8871 outputs in four, 1.65x slower than no split)
+  static constexpr int float_mid_sum_stages = 2, float_mid_resident_halves = 4;
   /// single problems of more taps than this, or of more outputs than
   /// long_out, take long_taps_tile's or long_out_tile's rules
   static constexpr std::int64_t long_taps = 2048, long_out = 32768;
@@ -106,12 +112,10 @@ int tap_split(const correlation_view<T>& c) {
   const std::int64_t tiles = (std::int64_t{c.lout} + C::TJ - 1) / C::TJ * c.batch;
   const std::int64_t taps = std::min<std::int64_t>(c.la, std::int64_t{C::TJ} + c.lx - 1);
   if (c.batch > 1) {
-    // the float mid tile: its cluster sum costs about two stages and two
-    // resident blocks fill an SM (round 36, H100, bench/notes/single.md: the
-    // default constants split float 3 x 1181 taps x 8871 outputs in four,
-    // 1.65x slower than no split)
+    using d = dispatch_tuning;
     if constexpr (std::is_same_v<C, tiled_mid_f>)
-      return batch_tap_split(tiles, taps, C::KC, multiprocessors(), 2, 4);
+      return batch_tap_split(tiles, taps, C::KC, multiprocessors(), d::float_mid_sum_stages,
+                             d::float_mid_resident_halves);
     return batch_tap_split(tiles, taps, C::KC, multiprocessors());
   }
   const std::int64_t stages = (taps + C::KC - 1) / C::KC;
