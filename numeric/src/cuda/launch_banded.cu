@@ -101,6 +101,12 @@ struct dispatch_tuning {
   static constexpr std::int64_t long_small_below_out = 14336;
 };
 
+// output tiles of tile shape C over all problems of c
+template <class C, class T>
+std::int64_t tiles_of(const correlation_view<T>& c) {
+  return (std::int64_t{c.lout} + C::TJ - 1) / C::TJ * c.batch;
+}
+
 // blocks sharing the taps of a tile: for single problems enough blocks to
 // fill the GPU, never more than a tile has stages; for batches the modelled
 // split of batch_tap_split (round 25, H100: where the fill rule split, a
@@ -109,7 +115,7 @@ struct dispatch_tuning {
 // small tile split 2 5.52 us against split 1 2.69)
 template <class C, class T>
 int tap_split(const correlation_view<T>& c) {
-  const std::int64_t tiles = (std::int64_t{c.lout} + C::TJ - 1) / C::TJ * c.batch;
+  const std::int64_t tiles = tiles_of<C>(c);
   const std::int64_t taps = std::min<std::int64_t>(c.la, std::int64_t{C::TJ} + c.lx - 1);
   if (c.batch > 1) {
     using d = dispatch_tuning;
@@ -139,8 +145,7 @@ int tap_split(const correlation_view<T>& c) {
 template <class T>
 bool underfilled(const correlation_view<T>& c) {
   using d = dispatch_tuning;
-  const std::int64_t tiles =
-      (std::int64_t{c.lout} + tiled_tunings<T>::mid::TJ - 1) / tiled_tunings<T>::mid::TJ * c.batch;
+  const std::int64_t tiles = tiles_of<typename tiled_tunings<T>::mid>(c);
   if (c.lead == 0 || (sizeof(T) == 8 && c.batch > 1)) {
     const std::int64_t macs = std::int64_t{c.la} * std::min(c.lx, c.lout) * c.batch;
     return c.batch < d::batched_mid_from_batch && tiles < multiprocessors() &&
@@ -156,8 +161,7 @@ bool underfilled(const correlation_view<T>& c) {
 template <class T>
 bool large_wave(const correlation_view<T>& c) {
   using d = dispatch_tuning;
-  using large = typename tiled_tunings<T>::large;
-  const std::int64_t tiles = (std::int64_t{c.lout} + large::TJ - 1) / large::TJ * c.batch;
+  const std::int64_t tiles = tiles_of<typename tiled_tunings<T>::large>(c);
   return 2 * tiles >= multiprocessors() ||
          c.la > (sizeof(T) == 4 ? d::large_wave_float_taps : d::long_taps);
 }
