@@ -46,8 +46,8 @@ const char* vname[NV] = {"small",  "mid",    "large",  "mma",    "wgmma",  "wide
                          "small8", "mid1",   "mid2",   "mid3",   "mid4",   "mid6",   "mid8",
                          "large1", "large2", "large3", "large4", "large6", "large8", "mma1",
                          "mma2",   "mma3",   "mma4",   "mma6",   "mma8",   "lib"};
-constexpr int first_split =
-    9;  // columns small1 .. mma8: variant (v - 9) / 6 (small, mid, large, mma) at split splits[(v - 9) % 6]
+constexpr int first_split = 9;  // columns small1 .. mma8: variant (v - 9) / 6 (small, mid, large,
+                                // mma) at split splits[(v - 9) % 6]
 constexpr int splits[6] = {1, 2, 3, 4, 6, 8};
 template <class C, class T>
 int stages_of(const mc::correlation_view<T>& c) {
@@ -104,7 +104,8 @@ void run_shape(banded_op op, int m, int n, int batch, cudaStream_t st) {
     // the DMMA tile (mma_f64.cu): TJ 512 both; 512 taps per stage beyond
     // 1024 outputs, else 256; stages of the span + 15
     const std::int64_t mkc = c0.lout > 1024 ? 512 : 256;
-    const int mst = int((std::min<std::int64_t>(c0.la, 512 + std::int64_t{c0.lx} - 1) + 15 + mkc - 1) / mkc);
+    const int mst =
+        int((std::min<std::int64_t>(c0.la, 512 + std::int64_t{c0.lx} - 1) + 15 + mkc - 1) / mkc);
     const int st[4] = {stages_of<typename tun::small>(c0), stages_of<typename tun::mid>(c0),
                        stages_of<typename tun::large>(c0), mst};
     for (int v = first_split; v < NV - 1; ++v) {
