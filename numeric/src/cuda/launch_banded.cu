@@ -101,12 +101,6 @@ struct dispatch_tuning {
   static constexpr std::int64_t long_small_below_out = 14336;
 };
 
-// output tiles of tile shape C over all problems of c
-template <class C, class T>
-std::int64_t tiles_of(const correlation_view<T>& c) {
-  return (std::int64_t{c.lout} + C::TJ - 1) / C::TJ * c.batch;
-}
-
 // blocks sharing the taps of a tile: for single problems enough blocks to
 // fill the GPU, never more than a tile has stages; for batches the modelled
 // split of batch_tap_split (round 25, H100: where the fill rule split, a
@@ -120,8 +114,9 @@ int tap_split(const correlation_view<T>& c) {
   if (c.batch > 1) {
     using d = dispatch_tuning;
     if constexpr (std::is_same_v<C, tiled_mid_f>)
-      return batch_tap_split(tiles, taps, C::KC, multiprocessors(), d::float_mid_sum_stages,
-                             d::float_mid_resident_halves);
+      return batch_tap_split(tiles, taps, C::KC, multiprocessors(),
+                             {.sum_taps = d::float_mid_sum_stages * std::int64_t{C::KC},
+                              .resident_halves = d::float_mid_resident_halves});
     return batch_tap_split(tiles, taps, C::KC, multiprocessors());
   }
   const std::int64_t stages = (taps + C::KC - 1) / C::KC;

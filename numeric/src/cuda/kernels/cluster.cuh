@@ -62,6 +62,14 @@ inline int multiprocessors() {
   return cached_count;
 }
 
+/// Output tiles of tile shape C (C::TJ outputs each) over all problems.
+/// @param c the correlation
+/// @return tiles of every problem together
+template <class C, class T>
+std::int64_t tiles_of(const correlation_view<T>& c) {
+  return (std::int64_t{c.lout} + C::TJ - 1) / C::TJ * c.batch;
+}
+
 /// Blocks sharing the taps of one tile: enough for `want` blocks in all,
 /// never more than a tile has stages.
 /// @param tiles output tiles of all problems
@@ -73,38 +81,61 @@ inline int tap_split_for(std::int64_t tiles, std::int64_t stages, std::int64_t w
   return static_cast<int>(std::clamp<std::int64_t>(std::min(split, stages), 1, max_tap_split));
 }
 
-/// Blocks sharing the taps of one tile in a batch: the power of two (1..8,
-/// at most the tile's stages) of least modelled time, (taps of the longest
-/// part + sum_stages stages for the cluster sum when split) x max(1, blocks
-/// / (resident_halves / 2 blocks per SM)). A part is whole stages and every
-/// block repeats the staging and the sum, so a split pays only where it
-/// shortens the longest part and the tiles are few (H100,
+/// What a tap split costs in batch_tap_split's model.
+struct tap_split_costs {
+  /// the cluster sum of a split, in taps' worth of time
+  std::int64_t sum_taps = 0;
+  /// blocks per SM, in halves, beyond which blocks queue
+  int resident_halves = 5;
+  /// splits only while tiles x split <= this x SMs, one wave of resident
+  /// blocks (0: no bound)
+  int max_blocks_per_sm = 0;
+  /// splits 1, 2, 4, 8 only; else also 3 and 6
+  bool powers_of_two = true;
+};
+
+/// Blocks sharing the taps of one tile: the split (1..8, at most the tile's
+/// stages; powers of two or also 3 and 6, as `costs` says) of least
+/// modelled time, (taps of the longest part + the cluster sum when split) x
+/// max(1, blocks / (resident_halves / 2 blocks per SM)). A part is whole
+/// stages and every block repeats the staging and the sum, so a split pays
+/// only where it shortens the longest part and the tiles are few (H100,
 /// bench/notes/single.md rounds 24-25: within 5 % of the best forced split
 /// at 202 of 211 DMMA shapes and 719 of 823 FMA-tile shapes, the fill rule
 /// of tap_split_for at 96 and 542; the float mid tile's own constants are
-/// round 36's).
+/// round 36's, the DMMA tile's of more than 1024 outputs round 37's).
 /// @param tiles output tiles of all problems
 /// @param span taps one tile reads
 /// @param stage taps per shared-memory stage
 /// @param sms multiprocessors of the device
-/// @param sum_stages stages the cluster sum costs
-/// @param resident_halves blocks per SM, in halves, beyond which blocks queue
+/// @param costs the model's constants
 /// @return the split, 1..max_tap_split
 inline int batch_tap_split(std::int64_t tiles, std::int64_t span, std::int64_t stage, int sms,
-                           int sum_stages = 1, int resident_halves = 5) {
+                           const tap_split_costs& costs) {
+  static constexpr int candidates[] = {1, 2, 3, 4, 6, 8};  // the splits measured
   const std::int64_t stages = (span + stage - 1) / stage;
   std::int64_t best_time = -1;
   int best = 1;
-  for (int s = 1; s <= max_tap_split && s <= stages; s *= 2) {
+  for (const int s : candidates) {
+    if (s > max_tap_split || s > stages) break;
+    if (costs.powers_of_two && (s & (s - 1)) != 0) continue;
+    if (s > 1 && costs.max_blocks_per_sm > 0 &&
+        tiles * s > std::int64_t{costs.max_blocks_per_sm} * sms)
+      break;
     const std::int64_t longest = std::min(span, (stages + s - 1) / s * stage);
-    const std::int64_t part = longest + (s > 1 ? sum_stages * stage : 0);
+    const std::int64_t part = longest + (s > 1 ? costs.sum_taps : 0);
     // blocks / (resident_halves / 2 per SM), as 2 x blocks against
     // resident_halves x sms (a common factor)
     const std::int64_t time =
-        part * std::max<std::int64_t>(2 * tiles * s, resident_halves * std::int64_t{sms});
+        part * std::max<std::int64_t>(2 * tiles * s, costs.resident_halves * std::int64_t{sms});
     if (best_time < 0 || time < best_time) best_time = time, best = s;
   }
   return best;
+}
+
+/// batch_tap_split with the cluster sum costing one stage (rounds 24-25).
+inline int batch_tap_split(std::int64_t tiles, std::int64_t span, std::int64_t stage, int sms) {
+  return batch_tap_split(tiles, span, stage, sms, {.sum_taps = stage});
 }
 
 /// The body of a tile kernel: block (x, y, z) runs tile blockIdx.x of

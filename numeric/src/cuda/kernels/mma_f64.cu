@@ -28,22 +28,34 @@ struct mma_f64_dispatch {
   /// split 8, 2048 blocks, 191.4: clusters of 8 tile the GPCs worse and sum
   /// twice the partial tiles)
   static constexpr int waves = 2;
+  /// the split of the big tile, single problems and batches (round 37, H100,
+  /// bench/notes/single.md: 200 double shapes of 1-8 problems, 400-4096 taps
+  /// and 2048-65536 outputs at forced splits 1, 2, 3, 4, 6, 8: within 1.004x
+  /// of the best split in geometric mean, > 10 % off at one, against 1.047x
+  /// and 43 for the fill rule's powers of two; single problems of 1010-1521
+  /// taps ran split 2 over two stages, 8.6 us, where split 3 takes 6.3):
+  /// the cluster sum costs 64 taps, two blocks fill an SM, at most one wave
+  /// of min_blocks blocks per SM, splits 3 and 6 too
+  static constexpr tap_split_costs big_split{.sum_taps = 64,
+                                             .resident_halves = 4,
+                                             .max_blocks_per_sm = big::min_blocks,
+                                             .powers_of_two = false};
   /// preferred from these outputs and taps per problem and this much work in
   /// all (H200: wins at 8192 single, 4096 pairs of 512, 65536; loses at 2048
   /// single (5.7 against 5.2 us) and to the warp kernel on 16384 pairs of 64)
   static constexpr std::int64_t min_out = 512;
   static constexpr std::int64_t min_taps = 512;
   static constexpr std::int64_t min_work = std::int64_t{1} << 26;
-  /// single problems from single_min_taps taps: preferred from this many
-  /// multiply-adds on the band (band_macs) in convolutions and gradients
-  /// (H100, round 21: grad_p 5376 8.33 us against mid 8.95, 3328 x 8000
-  /// 8.35 / 10.33, below 5120 mid 7.83 / 8.30; convolve 5632 9.81 / 10.59,
-  /// below 5120 mid 8.91 / 9.78; bench/notes/single.md). At 512-1024 taps
-  /// it both won and lost (1024 x 40000 grad_p 10.75 against large 9.41),
-  /// so there min_work alone decides.
-  static constexpr std::int64_t single_min_taps = 2048;
-  static constexpr std::int64_t single_conv_min_macs = 30'000'000;
-  static constexpr std::int64_t single_grad_min_macs = 26'000'000;
+  /// fewer than batch_wide_min problems of more than batched_max_out outputs
+  /// and min_taps taps: preferred from few_min_macs multiply-adds on the band
+  /// (band_macs) over all problems (round 37, H100, bench/notes/single.md:
+  /// at the split of big_split, 23 shapes of 1-8 problems the tiles took
+  /// moved, 22 faster by >= 5 %, none slower, geometric mean 0.73; double
+  /// convolve 3 x 1083 taps x 12984 outputs 14.84 us -> 7.64; below ~12 M
+  /// the tiles and the wide kernel win, 2 x 668 x 2209 grad_p 3.60 us on
+  /// the library's tile against 6.01). It takes in round 21's single
+  /// problems of >= 2048 taps and 26-30 M.
+  static constexpr std::int64_t few_min_macs = 24'000'000;
   /// single problems beyond long_from_out outputs (round 22, H100: 256 taps x
   /// 131072 outputs 6.27 us against large 7.56, 192 x 100000 5.31 against
   /// 5.70, 32 x 262144 5.28 against mid 5.88; below 16 taps or 262144
@@ -99,16 +111,16 @@ bool mma_preferred(const correlation_view<double>& c) {
       !(c.lead == 0 && ((c.la <= d::batch_warp_taps && c.batch >= d::batch_warp_from) ||
                         c.lout < d::batch_grad_min_out)))
     return true;
-  return c.lout >= d::min_out && c.la >= d::min_taps &&
-         (work >= d::min_work ||
-          (c.batch == 1 && c.la >= d::single_min_taps &&
-           band_macs(c) >= (c.lead > 0 ? d::single_conv_min_macs : d::single_grad_min_macs)));
+  if (c.batch < d::batch_wide_min && c.lout > d::batched_max_out && c.la >= d::min_taps &&
+      band_macs(c) * c.batch >= d::few_min_macs)
+    return true;
+  return c.lout >= d::min_out && c.la >= d::min_taps && work >= d::min_work;
 }
 
 int mma_split(const correlation_view<double>& c) {
   using d = mma_f64_dispatch;
   return use_batched(c) ? mma_f64_split<d::batched>(c, multiprocessors(), d::waves)
-                        : mma_f64_split<d::big>(c, multiprocessors(), d::waves);
+                        : mma_f64_split<d::big>(c, multiprocessors(), d::waves, &d::big_split);
 }
 
 void launch_mma(const correlation_view<double>& c, int split, cudaStream_t stream) {

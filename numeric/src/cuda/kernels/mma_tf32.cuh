@@ -428,7 +428,7 @@ inline constexpr std::int64_t mma_tf32_batch_part_stages = 8;
 /// @return the split, 1..max_tap_split
 template <class C>
 int mma_tf32_split(const correlation_view<float>& c, int sms, int per_sm) {
-  const std::int64_t tiles = (std::int64_t{c.lout} + C::TJ - 1) / C::TJ * c.batch;
+  const std::int64_t tiles = tiles_of<C>(c);
   const std::int64_t span = std::min<std::int64_t>(std::int64_t{c.la} + C::row_hi + 7,
                                                    std::int64_t{C::TJ} + c.lx + C::window - 1);
   const std::int64_t stages = (span + C::KC - 1) / C::KC;
