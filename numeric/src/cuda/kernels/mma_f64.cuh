@@ -261,14 +261,17 @@ __global__ void __launch_bounds__(C::threads, C::min_blocks)
   run_cluster_tiles<C::TJ, C::threads>(c, agent, sm, [](int i) { return i; });
 }
 
-/// The split of s. With `modelled`: batch_tap_split with those costs, for
-/// single problems and batches alike. Else, single problems: enough blocks
-/// for the block scheduler to even out tiles of unequal work, never more
-/// than a tile has stages, rounded down to a power of two (clusters that
-/// tile the GPCs); batches: batch_tap_split (a split repeats the staging and
-/// the cluster sum in every block, and at 256-512 taps the last stage of the
-/// span holds 15 taps; H100, bench/notes/single.md round 24: convolve 1024
-/// x 256 taps split 1 12.53 us against split 2 25.24).
+/// The split of s. With `modelled` and at most max_tap_split stages in a
+/// tile (where round 37 fitted it; at 65536 taps its one-wave bound cut
+/// double convolve 65536's split 4 to 2, 191 -> 217 us): batch_tap_split
+/// with those costs, for single problems and batches alike. Else, single
+/// problems: enough blocks for the block scheduler to even out tiles of
+/// unequal work, never more than a tile has stages, rounded down to a power
+/// of two (clusters that tile the GPCs); batches: batch_tap_split (a split
+/// repeats the staging and the cluster sum in every block, and at 256-512
+/// taps the last stage of the span holds 15 taps; H100,
+/// bench/notes/single.md round 24: convolve 1024 x 256 taps split 1 12.53
+/// us against split 2 25.24).
 /// @param c the correlation
 /// @param sms multiprocessors of the device
 /// @param waves blocks per resident block slot asked for (single problems)
@@ -279,9 +282,10 @@ int mma_f64_split(const correlation_view<double>& c, int sms, int waves,
                   const tap_split_costs* modelled = nullptr) {
   const std::int64_t tiles = tiles_of<C>(c);
   const std::int64_t span = std::min<std::int64_t>(c.la, std::int64_t{C::TJ} + c.lx - 1) + 15;
-  if (modelled != nullptr) return batch_tap_split(tiles, span, C::KC, sms, *modelled);
-  if (c.batch > 1) return batch_tap_split(tiles, span, C::KC, sms);
   const std::int64_t stages = (span + C::KC - 1) / C::KC;
+  if (modelled != nullptr && stages <= max_tap_split)
+    return batch_tap_split(tiles, span, C::KC, sms, *modelled);
+  if (c.batch > 1) return batch_tap_split(tiles, span, C::KC, sms);
   const int split = tap_split_for(tiles, stages, std::int64_t{waves} * C::min_blocks * sms);
   return 1 << (31 - __builtin_clz(static_cast<unsigned>(split)));  // a power of two
 }
