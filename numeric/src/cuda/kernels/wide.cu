@@ -72,6 +72,12 @@ struct wide_dispatch {
   static constexpr int long_out_taps = 512;
   static constexpr std::int64_t long_out_area = is_float ? 60'000'000 : 45'000'000;
   static constexpr std::int64_t long_out_conv_area = is_float ? 60'000'000 : 21'000'000;
+  /// double problems of this many multiply-adds on the band (band_macs) go
+  /// on to the DMMA kernel (round 37, H100, bench/notes/single.md: at its
+  /// modelled split DMMA took 0.65-0.77x the wide kernel's time at the five
+  /// single problems of 41-47 M the wide kernel took, grad_p 1693 x 27978
+  /// 11.03 us against 7.19; at 28-30 M 0.99-1.27x)
+  static constexpr std::int64_t dmma_band_macs = 40'000'000;
 };
 
 /// Tiles of two groups from 32 tiles on; fewer tiles keep one group per
@@ -116,6 +122,7 @@ template <class T>
 bool preferred(const correlation_view<T>& c) {
   using d = wide_dispatch<T>;
   const bool conv = c.lead > 0;
+  if (!d::is_float && band_macs(c) >= d::dmma_band_macs) return false;
   if (d::is_float && c.la > d::max_taps)
     return c.lout >= d::min_out &&
            std::int64_t{c.la} * c.lout <= (conv ? d::long_conv_area : d::long_grad_area) &&
