@@ -209,6 +209,10 @@ void sweep(bool quick) {
     // round 35: few problems of many taps and outputs below half a wave of
     // large tiles go to mid (launch_banded.cu, large_wave)
     one<T>(op, 12000, 1100, 1, 1, 1, quick ? 2 : 3, false, true, rng());
+    // round 37: the DMMA big tile's modelled split, 3 and 6 (clusters of
+    // three and six blocks; kernels/mma_f64.cuh, mma_f64_split)
+    one<T>(op, 12000, 1300, 1, 1, 1, quick ? 2 : 3, false, true, rng());
+    one<T>(op, 4000, 2800, 1, 1, 1, 1, false, true, rng());
     if (!quick) one<T>(op, 65536, 65536, 1, 1, 1, 1, false, true, rng());
   }
 }
