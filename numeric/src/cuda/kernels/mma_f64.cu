@@ -35,7 +35,9 @@ struct mma_f64_dispatch {
   /// and 43 for the fill rule's powers of two; single problems of 1010-1521
   /// taps ran split 2 over two stages, 8.6 us, where split 3 takes 6.3):
   /// the cluster sum costs 64 taps, two blocks fill an SM, at most one wave
-  /// of min_blocks blocks per SM, splits 3 and 6 too
+  /// of min_blocks blocks per SM, splits 3 and 6 too. Held out: 28 shapes
+  /// whose split changed 0.955x the old split's time, 2 slower by > 5 %
+  /// (1.06, 1.10: batches of 23-43 problems split 1 -> 2 or 3)
   static constexpr tap_split_costs big_split{.sum_taps = 64,
                                              .resident_halves = 4,
                                              .max_blocks_per_sm = big::min_blocks,
@@ -50,11 +52,12 @@ struct mma_f64_dispatch {
   /// and min_taps taps: preferred from few_min_macs multiply-adds on the band
   /// (band_macs) over all problems (round 37, H100, bench/notes/single.md:
   /// at the split of big_split, 23 shapes of 1-8 problems the tiles took
-  /// moved, 22 faster by >= 5 %, none slower, geometric mean 0.73; double
-  /// convolve 3 x 1083 taps x 12984 outputs 14.84 us -> 7.64; below ~12 M
-  /// the tiles and the wide kernel win, 2 x 668 x 2209 grad_p 3.60 us on
-  /// the library's tile against 6.01). It takes in round 21's single
-  /// problems of >= 2048 taps and 26-30 M.
+  /// moved, 22 faster by >= 5 %, none slower, geometric mean 0.73; held out,
+  /// 14 moved, 13 faster, one 1.11x, 0.78; double grad_p 8 x 3203 taps x
+  /// 2530 outputs 16.55 us -> 10.38; below ~12 M the tiles and the wide
+  /// kernel win, 2 x 668 x 2209 grad_p 3.60 us on the library's tile
+  /// against 6.01). It takes in round 21's single problems of >= 2048 taps
+  /// and 26-30 M.
   static constexpr std::int64_t few_min_macs = 24'000'000;
   /// single problems beyond long_from_out outputs (round 22, H100: 256 taps x
   /// 131072 outputs 6.27 us against large 7.56, 192 x 100000 5.31 against

@@ -76,7 +76,8 @@ struct wide_dispatch {
   /// on to the DMMA kernel (round 37, H100, bench/notes/single.md: at its
   /// modelled split DMMA took 0.65-0.77x the wide kernel's time at the five
   /// single problems of 41-47 M the wide kernel took, grad_p 1693 x 27978
-  /// 11.03 us against 7.19; at 28-30 M 0.99-1.27x)
+  /// 11.03 us against 7.19; at 28-30 M 0.99-1.27x; held out, 30 single
+  /// problems of 40-70 M all faster, 0.654x in geometric mean)
   static constexpr std::int64_t dmma_band_macs = 40'000'000;
 };
 
