@@ -59,12 +59,6 @@ struct mma_f64_dispatch {
   /// against 6.01). It takes in round 21's single problems of >= 2048 taps
   /// and 26-30 M.
   static constexpr std::int64_t few_min_macs = 24'000'000;
-  /// ... and from few_batch_min problems already from few_batch_min_macs
-  /// (round 38, H100, bench/notes/single.md: in calls 1-2 of round 37, 18
-  /// shapes of 4-45 problems at 10-24 M, DMMA at big_split faster than the
-  /// library by >= 5 % at 17, one 1.11x, geometric mean 0.854; of 2-3
-  /// problems 6 of 15 slower, up to 1.55x)
-  static constexpr std::int64_t few_batch_min = 4, few_batch_min_macs = 10'000'000;
   /// single problems beyond long_from_out outputs (round 22, H100: 256 taps x
   /// 131072 outputs 6.27 us against large 7.56, 192 x 100000 5.31 against
   /// 5.70, 32 x 262144 5.28 against mid 5.88; below 16 taps or 262144
@@ -121,8 +115,7 @@ bool mma_preferred(const correlation_view<double>& c) {
                         c.lout < d::batch_grad_min_out)))
     return true;
   if (c.batch < d::batch_wide_min && c.lout > d::batched_max_out && c.la >= d::min_taps &&
-      band_macs(c) * c.batch >=
-          (c.batch >= d::few_batch_min ? d::few_batch_min_macs : d::few_min_macs))
+      band_macs(c) * c.batch >= d::few_min_macs)
     return true;
   return c.lout >= d::min_out && c.la >= d::min_taps && work >= d::min_work;
 }
