@@ -86,11 +86,12 @@ struct dispatch_tuning {
   static constexpr std::int64_t few_tiles_double_macs = std::int64_t{3} << 19;
   /// blocks per multiprocessor the tap split aims for
   static constexpr std::int64_t blocks_per_sm = 4;
-  /// the float mid tile's constants in batch_tap_split's model: its cluster
-  /// sum costs two stages and two resident blocks fill an SM (round 36, H100,
+  /// the float mid tile's costs in batch_tap_split's model: its cluster sum
+  /// costs two stages and two resident blocks fill an SM (round 36, H100,
   /// bench/notes/single.md: the default constants split float 3 x 1181 taps
   /// x 8871 outputs in four, 1.65x slower than no split)
-  static constexpr int float_mid_sum_stages = 2, float_mid_resident_halves = 4;
+  static constexpr tap_split_costs float_mid_split{.sum_taps = 2 * std::int64_t{tiled_mid_f::KC},
+                                                   .resident_halves = 4};
   /// single problems of more taps than this, or of more outputs than
   /// long_out, take long_taps_tile's or long_out_tile's rules
   static constexpr std::int64_t long_taps = 2048, long_out = 32768;
@@ -112,11 +113,9 @@ int tap_split(const correlation_view<T>& c) {
   const std::int64_t tiles = tiles_of<C>(c);
   const std::int64_t taps = std::min<std::int64_t>(c.la, std::int64_t{C::TJ} + c.lx - 1);
   if (c.batch > 1) {
-    using d = dispatch_tuning;
     if constexpr (std::is_same_v<C, tiled_mid_f>)
       return batch_tap_split(tiles, taps, C::KC, multiprocessors(),
-                             {.sum_taps = d::float_mid_sum_stages * std::int64_t{C::KC},
-                              .resident_halves = d::float_mid_resident_halves});
+                             dispatch_tuning::float_mid_split);
     return batch_tap_split(tiles, taps, C::KC, multiprocessors());
   }
   const std::int64_t stages = (taps + C::KC - 1) / C::KC;
@@ -142,7 +141,7 @@ bool underfilled(const correlation_view<T>& c) {
   using d = dispatch_tuning;
   const std::int64_t tiles = tiles_of<typename tiled_tunings<T>::mid>(c);
   if (c.lead == 0 || (sizeof(T) == 8 && c.batch > 1)) {
-    const std::int64_t macs = std::int64_t{c.la} * std::min(c.lx, c.lout) * c.batch;
+    const std::int64_t macs = band_macs(c) * c.batch;
     return c.batch < d::batched_mid_from_batch && tiles < multiprocessors() &&
            c.la <= d::few_tiles_max_taps &&
            macs <= (sizeof(T) == 8 ? d::few_tiles_double_macs : d::few_tiles_float_macs);
