@@ -80,13 +80,24 @@ void launch_mma(const correlation_view<float>& c, int split, cudaStream_t stream
 /// @copydoc launch_mma(const correlation_view<float>&, int, cudaStream_t)
 void launch_mma(const correlation_view<double>& c, int split, cudaStream_t stream);
 
-/// Whether the lane-per-problem variant can run `c` on this device (its
-/// shared memory fits; at most lane_tuning::max_taps taps).
+/// Whether the lane-per-problem variant can run `c` on this device: the
+/// kernels with a group output slab (at most lane_tuning::max_taps taps) or
+/// the long-row kernel (kernels/lane_long.cuh), whichever's shared memory
+/// fits.
 /// @param c the correlation
 /// @return true when launch_variant(kernel_variant::lane, c, ...) may be used
 bool lane_supports(const correlation_view<float>& c);
 /// @copydoc lane_supports(const correlation_view<float>&)
 bool lane_supports(const correlation_view<double>& c);
+
+/// Whether the lane kernels with a group output slab (kernels/lane.cuh,
+/// lane_bulk.cuh) can run `c`: the kernels round 28's model of float
+/// convolutions was fitted on (launch_banded.cu, conv_model).
+/// @param c the correlation
+/// @return true when launch_lane runs `c` on one of them
+bool lane_slab_fits(const correlation_view<float>& c);
+/// @copydoc lane_slab_fits(const correlation_view<float>&)
+bool lane_slab_fits(const correlation_view<double>& c);
 
 /// Whether launch_banded takes the lane-per-problem variant for `c` (large
 /// batches of up to 256 taps; asked after round 28's model of float

@@ -300,7 +300,7 @@ std::optional<kernel_variant> modelled_conv(const correlation_view<T>& c) {
   double lane = 0, warp = 0;
   for (int i = 0; i < 6; ++i) lane += d::lane[i] * f[i], warp += d::warp[i] * f[i];
   // ln(t / t_pairs): pairs is 0; the fits (shared-memory layouts) last
-  if (lane < 0 && lane <= warp && lane_supports(c)) return kernel_variant::lane;
+  if (lane < 0 && lane <= warp && lane_slab_fits(c)) return kernel_variant::lane;
   if (warp < 0) return kernel_variant::warp;
   if (pairs_supports(c)) return kernel_variant::pairs;
   return std::nullopt;

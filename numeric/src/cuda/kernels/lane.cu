@@ -11,6 +11,7 @@
 #include "../launch.hpp"
 #include "lane.cuh"
 #include "lane_bulk.cuh"
+#include "lane_long.cuh"
 
 namespace marg::detail::cuda {
 namespace {
@@ -289,11 +290,33 @@ bool launch_lane_bulk(const correlation_view<T>& c, const lane_device& d, cudaSt
   return launch_bulk_with<kernel_banded_lane_bulk<T, Rev, false>>(c, s, d, stream);
 }
 
+/// Launches the long-row lane kernel (kernels/lane_long.cuh): one block per
+/// SM at most, each walking its groups.
+template <class T, bool Rev>
+void launch_lane_long(const correlation_view<T>& c, const lane_device& d, cudaStream_t stream) {
+  constexpr auto kernel = kernel_banded_lane_long<T, Rev>;
+  constexpr int threads = lane_long_tuning::threads;
+  const std::int64_t bytes = lane_long_bytes(c);
+  const std::int64_t slots =
+      multiprocessors() * std::int64_t{std::max(1, blocks_per_sm_of<kernel>(d, bytes, threads))};
+  const std::int64_t grid = std::min<std::int64_t>(lane_bulk_shape_of(c).groups, slots);
+  launch_with(kernel, dim3(static_cast<unsigned>(grid)), threads, 1, true, c, stream,
+              static_cast<std::size_t>(bytes));
+}
+
 template <class T>
 void launch_lane_t(const correlation_view<T>& c, cudaStream_t stream) {
   const lane_device& d = current_lane_device();
-  if (!lane_fits(c, d.max_smem))
-    throw marg::invalid_argument("lane kernel: the problem does not fit its shared memory");
+  if (!lane_fits(c, d.max_smem)) {
+    // rows too long for a group's buffers and slab: the long-row kernel
+    if (!lane_long_fits(c, d.max_smem))
+      throw marg::invalid_argument("lane kernel: the problem does not fit its shared memory");
+    if (c.a_step < 0)
+      launch_lane_long<T, true>(c, d, stream);
+    else
+      launch_lane_long<T, false>(c, d, stream);
+    return;
+  }
   if (c.a_step < 0 ? launch_lane_bulk<T, true>(c, d, stream)
                    : launch_lane_bulk<T, false>(c, d, stream))
     return;
@@ -353,9 +376,17 @@ bool lane_preferred_t(const correlation_view<T>& c) {
 }  // namespace
 
 bool lane_supports(const correlation_view<float>& c) {
-  return lane_fits(c, current_lane_device().max_smem);
+  const int smem = current_lane_device().max_smem;
+  return lane_fits(c, smem) || lane_long_fits(c, smem);
 }
 bool lane_supports(const correlation_view<double>& c) {
+  const int smem = current_lane_device().max_smem;
+  return lane_fits(c, smem) || lane_long_fits(c, smem);
+}
+bool lane_slab_fits(const correlation_view<float>& c) {
+  return lane_fits(c, current_lane_device().max_smem);
+}
+bool lane_slab_fits(const correlation_view<double>& c) {
   return lane_fits(c, current_lane_device().max_smem);
 }
 bool lane_preferred(const correlation_view<float>& c) {
