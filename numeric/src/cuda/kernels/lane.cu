@@ -300,8 +300,11 @@ void launch_lane_long(const correlation_view<T>& c, const lane_device& d, cudaSt
   const std::int64_t slots =
       multiprocessors() * std::int64_t{std::max(1, blocks_per_sm_of<kernel>(d, bytes, threads))};
   const std::int64_t grid = std::min<std::int64_t>(lane_bulk_shape_of(c).groups, slots);
-  launch_with(kernel, dim3(static_cast<unsigned>(grid)), threads, 1, true, c, stream,
-              static_cast<std::size_t>(bytes));
+  launch_with({.grid = dim3(static_cast<unsigned>(grid)),
+               .threads = threads,
+               .smem = static_cast<std::size_t>(bytes),
+               .early_start = true},
+              stream, kernel, c, lane_long_plan_of(c));
 }
 
 template <class T>
