@@ -77,19 +77,26 @@ __device__ void lane_long_stage(const correlation_view<T>& c, const lane_bulk_sh
       is_a ? buf + s.off_a + p * s.pa : buf + C::P * s.pa + (c.lead - s.t_base) + p * s.px;
   const bool vec = is_a ? s.vec_a : s.vec_x;
   const int unit = vec ? V : 1;
+  // pointer steps per unit copied by this thread (8 units along the row)
+  const std::int64_t ds = std::int64_t{L::tpr} * unit * (vec ? 1 : step);
+  const auto copy = [&](int col, int n) {  // columns col .. col + n - 1
+    const T* from = src + (col + sub * unit) * (vec ? 1 : step);
+    unsigned to = lane_smem_addr(dst + col + sub * unit);
+    for (int u = sub * unit; u < n;
+         u += L::tpr * unit, from += ds, to += L::tpr * unit * static_cast<unsigned>(sizeof(T))) {
+      if (vec)
+        lane_cp_async<16>(to, from);
+      else
+        lane_cp_async<static_cast<int>(sizeof(T))>(to, from);
+    }
+  };
 #pragma unroll
   for (int i = 0; i < K; ++i) {
     if (on) {
       const int b0 = is_a ? pl.ba[i] : pl.bx[i], b1 = is_a ? pl.ba[i + 1] : pl.bx[i + 1];
       const int e1 = is_a ? pl.ea[i + 1] : pl.ex[i + 1], e0 = is_a ? pl.ea[i] : pl.ex[i];
-      const int nf = b1 - b0, n = nf + (e0 - e1);
-      for (int u = sub * unit; u < n; u += L::tpr * unit) {
-        const int col = u < nf ? b0 + u : e1 + (u - nf);
-        if (vec)
-          lane_cp_async<16>(lane_smem_addr(dst + col), src + col);
-        else
-          lane_cp_async<static_cast<int>(sizeof(T))>(lane_smem_addr(dst + col), src + col * step);
-      }
+      copy(b0, b1 - b0);
+      copy(e1, e0 - e1);
     }
     asm volatile(
         "cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(lane_smem_addr(bar + i))
@@ -115,10 +122,15 @@ __global__ void __launch_bounds__(lane_long_tuning::threads, 1)
   T* const wslab = buf + len + warp * (32 * L::po);
   if (blockIdx.x >= s.groups) return;
   {
-    // the rows' zero padding, once: stages copy only the operands' values
-    auto* z = reinterpret_cast<uint4*>(buf);
-    const int n16 = static_cast<int>(len * sizeof(T) / 16);
-    for (int i = threadIdx.x; i < n16; i += L::threads) z[i] = make_uint4(0, 0, 0, 0);
+    // the rows' zero padding, once (stages copy only the operands' values):
+    // threads 8 r .. 8 r + 7 clear the ends of row r (as lane_long_stage)
+    const int row = threadIdx.x / L::tpr, sub = threadIdx.x % L::tpr;
+    const bool is_a = row < C::P;
+    T* const dst = is_a ? buf + row * s.pa : buf + C::P * s.pa + (row - C::P) * s.px;
+    const int v0 = is_a ? s.off_a : c.lead - s.t_base;  // the values' columns
+    const int v1 = v0 + (is_a ? c.la : c.lx), n = is_a ? s.pa : s.px;
+    for (int e = sub; e < v0; e += L::tpr) dst[e] = T(0);
+    for (int e = v1 + sub; e < n; e += L::tpr) dst[e] = T(0);
   }
   if (threadIdx.x == 0) {
     for (int i = 0; i < K; ++i) lane_bar_init_count(bar + i, L::threads);
