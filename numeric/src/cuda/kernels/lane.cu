@@ -346,9 +346,36 @@ void launch_lane_t(const correlation_view<T>& c, cudaStream_t stream) {
        blocks_per_sm_of<kernel_banded_lane<T, 2>>(d, bytes2, lane_tuning::threads));
 }
 
+/// Where the long-row kernel (kernels/lane_long.cuh) is preferred: float
+/// problems the slab kernels cannot hold, convolutions and gradients of at
+/// most grad_max_out outputs, whose groups of 32 fill at least min_fill_pct %
+/// of their waves of one group per SM (min_fill3_pct from 3 waves). Measured
+/// (H100, 60 shapes of 265-512 taps, bench/notes/lane_long.md): 4096 pairs of
+/// 512 convolve 49.1 us against pairs 55.5; 8673 x 476 taps x 1102 outputs
+/// 166 against mid 335; gradients of more outputs lose to pairs (8177 x 361 x
+/// 462: 85.2 against 74.0), as do convolutions filling half their last wave
+/// (4428 x 439 x 968: 92.1 against 70.4).
+struct lane_long_dispatch {
+  static constexpr int grad_max_out = 320;
+  static constexpr int min_fill_pct = 75, min_fill3_pct = 65;
+};
+
+template <class T>
+bool lane_long_preferred(const correlation_view<T>& c, const lane_device& d) {
+  using L = lane_long_dispatch;
+  if (sizeof(T) != 4 || (c.lead == 0 && c.lout > L::grad_max_out)) return false;
+  const std::int64_t sms = multiprocessors();
+  const std::int64_t groups = (std::int64_t{c.batch} + lane_tuning::P - 1) / lane_tuning::P;
+  const std::int64_t waves = (groups + sms - 1) / sms;
+  const int pct = waves >= 3 ? L::min_fill3_pct : L::min_fill_pct;
+  return 100 * groups >= pct * waves * sms && lane_long_fits(c, d.max_smem);
+}
+
 template <class T>
 bool lane_preferred_t(const correlation_view<T>& c) {
   using d = lane_dispatch;
+  if (!lane_fits(c, current_lane_device().max_smem))
+    return lane_long_preferred(c, current_lane_device());
   const bool conv = c.lead > 0;
   const int min_taps = conv             ? d::min_conv_taps
                        : sizeof(T) == 4 ? d::min_grad_taps_float

@@ -34,9 +34,12 @@ struct pairs_dispatch {
   static constexpr int conv_out_lo = 319;
   // (convolutions of 32-256 taps and 319-1023 outputs are decided before
   // this by round 28's model, launch_banded.cu's conv_model)
-  /// gradients of grad_out_lo..grad_max outputs and taps (round 24: 512 x
-  /// 320 grad_p 6.93 against small 9.70)
+  /// gradients of grad_out_lo..grad_max outputs and grad_min_taps..grad_max
+  /// taps (round 24: 512 x 320 grad_p 6.93 against small 9.70; session 19,
+  /// H100: 8279 x 267 taps x 391 outputs 57.2 us against mid 117.5, 8040 x
+  /// 313 x 487 69.5 against 139.9, bench/notes/lane_long.md)
   static constexpr int grad_out_lo = 320;
+  static constexpr int grad_min_taps = 256;
   static constexpr int grad_max = 512;
 };
 
@@ -96,7 +99,7 @@ bool pairs_preferred(const correlation_view<float>& c) {
   // every dispatch asks
   const bool shape = c.lead > 0 ? c.lout >= d::conv_out_lo && c.la >= d::conv_min_taps
                                 : c.lout >= d::grad_out_lo && c.lout <= d::grad_max &&
-                                      c.la >= d::grad_out_lo && c.la <= d::grad_max;
+                                      c.la >= d::grad_min_taps && c.la <= d::grad_max;
   return shape && pairs_supports(c);
 }
 bool pairs_preferred(const correlation_view<double>&) {
