@@ -69,3 +69,19 @@ TEMPLATE_TEST_CASE("batched: random sizes 1..300 with batches 2..40 and strides 
     check_batch<T>(g, pr);
   }
 }
+
+// Batches that fill the GPU with rows too long for the group-slab lane kernels
+// go to the long-row lane kernel (numeric/src/cuda/kernels/lane_long.cuh:
+// staging in chunks from both row ends, each counted on its own barrier):
+// full convolutions of 300 and 300 (tight rows: 16-byte copies; gapped: one
+// element per copy), a last group of one problem, and gradients of 100
+// outputs from 300 taps. Float only (double does not fit its shared memory).
+TEMPLATE_TEST_CASE("batched: long rows in batches that fill the GPU", "[numeric]",
+                   marg::test::cuda_f) {
+  using T = typename TestType::T;
+  MARG_RANDOM_CASE(TestType);
+  check_batch<T>(g, {op::convolve, 300, 300, 4000});
+  check_batch<T>(g, {op::convolve, 300, 300, 4001, 1, 1, 1, layout::gapped, layout::gapped,
+                     layout::gapped, memory::pool});
+  check_batch<T>(g, {op::grad_p, 100, 300, 4000});
+}
