@@ -3,18 +3,22 @@
 // per-lane compute of kernels/lane.cuh (R = 16 outputs per lane block, steps
 // of 4 taps, lane_steps) and kernels/lane_bulk.cuh's layout, with
 // - one block of W = 16 warps per SM and one staging buffer, no group-sized
-//   output slab: a lane block's sums go through a per-warp 32 x 17 slab to
-//   stores of two problems' 16 outputs per instruction;
+//   output slab: a lane block's sums go through a per-warp 32 x 20 slab to
+//   stores of two problems' 16 outputs per instruction (each lane storing
+//   its own problem's outputs measured 83 against 50 us at 4096 x 512);
 // - staging in K chunks per row from both ends inward, each counted on its
 //   own mbarrier: a warp starts a lane block once the chunks it reads have
-//   landed (a convolution's short blocks read only the rows' ends), so the
-//   compute starts after about 1 / K of the load instead of all of it;
-// - warp w owns blocks w, 2W - 1 - w, 3W - 1 - w and 3W + w of every 4W:
-//   a full convolution's blocks grow and shrink linearly, so each warp gets
-//   the same steps, and one of its blocks sits near an end of the rows.
+//   landed (a convolution's short blocks read only the rows' ends; one
+//   chunk instead of 8 measured 52.5 against 49.1 us);
+// - warp w owns blocks w, 2W - 1 - w, 3W - 1 - w and 3W + w of every 4W
+//   (lane_long_plan_of): a full convolution's blocks grow and shrink
+//   linearly, so each warp gets the same steps, and one of its blocks sits
+//   near an end of the rows; it runs them in order of the chunks they read
+//   (a shared queue of blocks measured 53.8 against 50.0 us: uneven ends).
 // Against the pairs kernel (a warp per problem, lanes over its blocks) every
 // lane runs one problem's exact band steps: no switch points, no rounding of
-// the lanes' steps to whole passes. Not installed.
+// the lanes' steps to whole passes. Measured: bench/notes/lane_long.md. Not
+// installed.
 #pragma once
 
 #include <cuda_runtime.h>
