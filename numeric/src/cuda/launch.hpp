@@ -102,7 +102,9 @@ bool lane_slab_fits(const correlation_view<double>& c);
 /// Whether launch_banded takes the lane-per-problem variant for `c` (large
 /// batches of up to 256 taps; asked after round 28's model of float
 /// convolutions of 32-256 taps and 319-1023 outputs, which picks among lane,
-/// warp and pairs itself: bench/notes/single.md rounds 24 and 28).
+/// warp and pairs itself: bench/notes/single.md rounds 24 and 28; float
+/// batches of longer rows that fill the GPU's waves on the long-row kernel:
+/// bench/notes/lane_long.md).
 /// @param c the correlation
 /// @return true to dispatch `c` to the lane variant
 bool lane_preferred(const correlation_view<float>& c);

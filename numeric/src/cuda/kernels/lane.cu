@@ -354,7 +354,9 @@ void launch_lane_t(const correlation_view<T>& c, cudaStream_t stream) {
 /// 512 convolve 49.1 us against pairs 55.5; 8673 x 476 taps x 1102 outputs
 /// 166 against mid 335; gradients of more outputs lose to pairs (8177 x 361 x
 /// 462: 85.2 against 74.0), as do convolutions filling half their last wave
-/// (4428 x 439 x 968: 92.1 against 70.4).
+/// (4428 x 439 x 968: 92.1 against 70.4). Held out (52 shapes): the 24 it
+/// moved took 0.701x the old library's time in geometric mean, none slower
+/// by > 5 %; at 513-700 taps it was 2.0-2.5x the next best variant.
 struct lane_long_dispatch {
   static constexpr int grad_max_out = 320;
   static constexpr int min_fill_pct = 75, min_fill3_pct = 65;
