@@ -236,7 +236,9 @@ __host__ __device__ constexpr int lane_edge_first(int u) {
 /// and its first pass (or its tail when it has fewer than U steps) leaves
 /// those 6 quad-steps out (96 FFMA, lane_step's First = 4 (3 - u) at step u
 /// < 3); the other products keep their order, so the results are the same.
-template <class T, bool Rev, bool Any = false, bool Edge = false>
+/// Passes: U-step passes unrolled per loop trip (the same products in the
+/// same order).
+template <class T, bool Rev, bool Any = false, bool Edge = false, int Passes = 1>
 __device__ __forceinline__ void lane_steps(const T* xw, const T* aw, int ng,
                                            T (&acc)[lane_tuning::R], bool edge = false) {
   constexpr int G = lane_tuning::G, U = lane_tuning::U;
@@ -262,6 +264,13 @@ __device__ __forceinline__ void lane_steps(const T* xw, const T* aw, int ng,
       n = U, xw += G * U, aw += da * U;
     }
   }
+  // Passes x U steps per loop trip (kernels/lane_long.cuh: 2), then
+  if constexpr (Passes > 1)
+    for (; n + Passes * U <= ng; n += Passes * U, xw += G * Passes * U, aw += da * Passes * U)
+      lane_unroll<Passes * U>([&](auto u) {
+        constexpr int v = decltype(u)::value;
+        lane_step<T, v % U, Rev, Any>(xw + G * v, aw + da * v, q, acc);
+      });
   // U steps per pass (the sets come back to where they were), then the rest
   for (; n + U <= ng; n += U, xw += G * U, aw += da * U)
     lane_unroll<U>([&](auto u) {

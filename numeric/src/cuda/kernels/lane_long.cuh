@@ -40,6 +40,11 @@ struct lane_long_tuning {
   static constexpr int tpr = 8;      ///< staging threads per operand row (2 x 32 rows)
   static constexpr int max_own = 8;  ///< lane blocks per warp (nblk <= W max_own)
   static constexpr int head = 128;   ///< bytes of the barriers in front of the buffer
+  /// U-step passes per trip of the step loop. Measured, H100, bench_cuda
+  /// variant_lane 4096 x 512 convolve, three interleaved runs (us): 1 pass
+  /// 52.3 / 52.5 / 52.7, 2 passes 51.5 / 51.4 / 51.9, 4 passes 54.5 / 54.1 /
+  /// 55.2 (bench/notes/lane_long.md call 19)
+  static constexpr int passes = 2;
 };
 
 /// Host-built plan of the long-row kernel for one shape: the chunks' column
@@ -161,9 +166,9 @@ __global__ void __launch_bounds__(lane_long_tuning::threads, 1)
       if (ng > 0) {
         // Edge: a block at the band's left edge leaves out the quads that
         // meet only the zero x in front of it (same results, lane_steps)
-        lane_steps<T, Rev, false, true>(tx + (j0 + k0 - s.t_base),
-                                        Rev ? ta + (s.la4 - C::G - k0) : ta + k0, ng, acc,
-                                        (c.lead - j0 - 3 - k0) / C::G >= 3);
+        lane_steps<T, Rev, false, true, L::passes>(tx + (j0 + k0 - s.t_base),
+                                                   Rev ? ta + (s.la4 - C::G - k0) : ta + k0, ng,
+                                                   acc, (c.lead - j0 - 3 - k0) / C::G >= 3);
       }
       T* const mine = wslab + lane * L::po;
 #pragma unroll
