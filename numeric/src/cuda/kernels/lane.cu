@@ -363,26 +363,26 @@ struct lane_long_dispatch {
 };
 
 template <class T>
-bool lane_long_preferred(const correlation_view<T>& c, const lane_device& d) {
+bool lane_long_preferred(const correlation_view<T>& c, int max_smem) {
   using L = lane_long_dispatch;
   if (sizeof(T) != 4 || (c.lead == 0 && c.lout > L::grad_max_out)) return false;
   const std::int64_t sms = multiprocessors();
   const std::int64_t groups = (std::int64_t{c.batch} + lane_tuning::P - 1) / lane_tuning::P;
   const std::int64_t waves = (groups + sms - 1) / sms;
   const int pct = waves >= 3 ? L::min_fill3_pct : L::min_fill_pct;
-  return 100 * groups >= pct * waves * sms && lane_long_fits(c, d.max_smem);
+  return 100 * groups >= pct * waves * sms && lane_long_fits(c, max_smem);
 }
 
 template <class T>
 bool lane_preferred_t(const correlation_view<T>& c) {
   using d = lane_dispatch;
-  if (!lane_fits(c, current_lane_device().max_smem))
-    return lane_long_preferred(c, current_lane_device());
+  const int smem = current_lane_device().max_smem;
+  if (!lane_fits(c, smem)) return lane_long_preferred(c, smem);
   const bool conv = c.lead > 0;
   const int min_taps = conv             ? d::min_conv_taps
                        : sizeof(T) == 4 ? d::min_grad_taps_float
                                         : d::min_grad_taps;
-  bool shape = false;  // the measured range; the fit (shared memory) last: every call asks
+  bool shape = false;  // the measured range (the slab kernels fit: checked above)
   if (c.la < min_taps) return false;
   if constexpr (sizeof(T) == 4) {
     if (conv) {
@@ -402,18 +402,22 @@ bool lane_preferred_t(const correlation_view<T>& c) {
                   : c.lout <= d::mid_taps &&
                         (c.la <= d::double_grad_taps || c.lout >= d::double_grad_min_out));
   }
-  return shape && lane_fits(c, current_lane_device().max_smem);
+  return shape;
+}
+
+template <class T>
+bool lane_supports_t(const correlation_view<T>& c) {
+  const int smem = current_lane_device().max_smem;
+  return lane_fits(c, smem) || lane_long_fits(c, smem);
 }
 
 }  // namespace
 
 bool lane_supports(const correlation_view<float>& c) {
-  const int smem = current_lane_device().max_smem;
-  return lane_fits(c, smem) || lane_long_fits(c, smem);
+  return lane_supports_t(c);
 }
 bool lane_supports(const correlation_view<double>& c) {
-  const int smem = current_lane_device().max_smem;
-  return lane_fits(c, smem) || lane_long_fits(c, smem);
+  return lane_supports_t(c);
 }
 bool lane_slab_fits(const correlation_view<float>& c) {
   return lane_fits(c, current_lane_device().max_smem);
