@@ -1,5 +1,6 @@
 // Session 20 (standalone, not built by CMake): a timeline of the long-row
-// lane kernel. A copy of kernel_banded_lane_long (kernels/lane_long.cuh) with
+// lane kernel. A copy of kernel_banded_lane_long (kernels/lane_long.cuh; argument 4:
+// 0 = round 39's staging by the compute threads, 1 = the copy warp's bulk copies) with
 // %globaltimer stamps per warp: entry, after the block barrier (past
 // griddepcontrol.wait), after the staging is issued, each lane block's wait
 // done and store done, exit. 12 launches back to back with early start (as
@@ -41,7 +42,7 @@ __device__ __forceinline__ unsigned smid() {
   return s;
 }
 
-template <class T, bool Rev>
+template <class T, bool Rev, bool Bulk>
 __global__ void __launch_bounds__(lane_long_tuning::threads, 1)
     timed_lane_long(const correlation_view<T> c, const lane_long_plan pl, unsigned long long* ts,
                     unsigned* sm) {
@@ -51,7 +52,7 @@ __global__ void __launch_bounds__(lane_long_tuning::threads, 1)
   extern __shared__ __align__(16) unsigned char lane_smem[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   unsigned long long* const st = ts + (std::size_t(blockIdx.x) * L::W + warp) * NF;
-  if (lane == 0) st[0] = gt();
+  if (lane == 0 && warp < lane_long_tuning::W) st[0] = gt();
   if (threadIdx.x == 0) sm[blockIdx.x] = smid();
   auto* const bar = reinterpret_cast<std::uint64_t*>(lane_smem);
   T* const buf = reinterpret_cast<T*>(lane_smem + L::head);
@@ -59,7 +60,8 @@ __global__ void __launch_bounds__(lane_long_tuning::threads, 1)
   const int len = s.buffer();
   T* const wslab = buf + len + warp * (32 * L::po);
   if (blockIdx.x >= s.groups) return;
-  {
+  const bool bulk = Bulk && s.vec_a && s.vec_x;
+  if (warp < L::W) {
     const int row = threadIdx.x / L::tpr, sub = threadIdx.x % L::tpr;
     const bool is_a = row < C::P;
     T* const dst = is_a ? buf + row * s.pa : buf + C::P * s.pa + (row - C::P) * s.px;
@@ -69,20 +71,26 @@ __global__ void __launch_bounds__(lane_long_tuning::threads, 1)
     for (int e = v1 + sub; e < n; e += L::tpr) dst[e] = T(0);
   }
   if (threadIdx.x == 0) {
-    for (int i = 0; i < K; ++i) lane_bar_init_count(bar + i, L::threads);
+    for (int i = 0; i < K; ++i) lane_bar_init_count(bar + i, bulk ? 32 : L::compute);
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
-  const std::uint64_t ord = pl.ord[warp];
-  const std::uint32_t nds = pl.nds[warp];
-  const int n = pl.own[warp];
+  const int wp = min(warp, L::W - 1);
+  const std::uint64_t ord = pl.ord[wp];
+  const std::uint32_t nds = pl.nds[wp];
+  const int n = pl.own[wp];
   await_previous_kernel();
   __syncthreads();
-  if (lane == 0) st[1] = gt();
+  if (lane == 0 && warp < L::W) st[1] = gt();
   const T* const ta = buf + (c.a_batch == 0 ? 0 : lane * s.pa);
   const T* const tx = buf + C::P * s.pa + (c.x_batch == 0 ? 0 : lane * s.px);
   unsigned parity = 0;
   for (std::int64_t g = blockIdx.x; g < s.groups; g += gridDim.x, parity ^= 1) {
     if (g != blockIdx.x) __syncthreads();
-    lane_long_stage(c, s, pl, g, buf, bar);
+    if (warp == L::W) {
+      if (bulk) lane_long_stage_bulk(c, s, pl, g, buf, bar);
+      continue;
+    }
+    if (!bulk) lane_long_stage(c, s, pl, g, buf, bar);
     if (lane == 0) st[2] = gt();
     const int live = static_cast<int>(dmin(std::int64_t{C::P}, c.batch - g * C::P));
     for (int m = 0; m < n; ++m) {
@@ -118,7 +126,7 @@ __global__ void __launch_bounds__(lane_long_tuning::threads, 1)
       if (lane == 0 && m < 8) st[4 + 2 * m] = gt();
     }
   }
-  if (lane == 0) st[NF - 1] = gt();
+  if (lane == 0 && warp < L::W) st[NF - 1] = gt();
 }
 
 int main(int argc, char** argv) {
@@ -157,7 +165,8 @@ int main(int argc, char** argv) {
   int sms = 0;
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   const int grid = std::min(lane_bulk_shape_of(c0).groups, sms);
-  constexpr auto kern = timed_lane_long<T, true>;
+  const bool bulk_mode = argc > 4 && atoi(argv[4]) == 1;
+  const auto kern = bulk_mode ? timed_lane_long<T, true, true> : timed_lane_long<T, true, false>;
   CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
   unsigned long long* ts;
   unsigned* smv;
@@ -189,7 +198,8 @@ int main(int argc, char** argv) {
   CK(cudaMemcpy(hts.data(), ts, sizeof(unsigned long long) * per * launches,
                 cudaMemcpyDeviceToHost));
   CK(cudaMemcpy(hsm.data(), smv, sizeof(unsigned) * grid * launches, cudaMemcpyDeviceToHost));
-  printf("shape batch %d la %d lx %d grid %d bytes %d\n", batch, la, lx, grid, bytes);
+  printf("shape batch %d la %d lx %d grid %d bytes %d staging %s\n", batch, la, lx, grid, bytes,
+         bulk_mode ? "copy warp, bulk copies" : "compute threads, cp.async (round 39)");
   for (int w = 0; w < lane_long_tuning::W; ++w) {
     printf("plan warp %d own %d:", w, pl.own[w]);
     for (int m = 0; m < pl.own[w]; ++m)
