@@ -1,6 +1,7 @@
 // Session 20 (standalone, not built by CMake): a timeline of the long-row
-// lane kernel. A copy of kernel_banded_lane_long (kernels/lane_long.cuh; argument 4:
-// 0 = round 39's staging by the compute threads, 1 = the copy warp's bulk copies) with
+// lane kernel. A copy of kernel_banded_lane_long (kernels/lane_long.cuh) whose staging
+// is chosen by argument 4 (see timed_lane_long's modes; call 1 ran round 39's kernel,
+// call 2 a copy warp's bulk copies, calls 3-4 copy warps) with
 // %globaltimer stamps per warp: entry, after the block barrier (past
 // griddepcontrol.wait), after the staging is issued, each lane block's wait
 // done and store done, exit. 12 launches back to back with early start (as
@@ -42,17 +43,70 @@ __device__ __forceinline__ unsigned smid() {
   return s;
 }
 
-template <class T, bool Rev, bool Bulk>
+// A team of nt threads (k its index) stages chunks i0 .. i1 - 1: lanes 8 q ..
+// 8 q + 7 of row slot k / 8 copy rows k / 8, k / 8 + nt / 8, ... (nt = 512: one
+// row each, round 39's mapping; nt = 128: four rows each, the copy warps').
+template <class T>
+__device__ void stage_team(const correlation_view<T>& c, const lane_bulk_shape& s,
+                           const lane_long_plan& pl, std::int64_t g, T* buf, std::uint64_t* bar,
+                           int i0, int i1, int k, int nt) {
+  using C = lane_tuning;
+  constexpr int V = 16 / static_cast<int>(sizeof(T));
+  const int sub = k % 8, slot = k / 8, slots = nt / 8;
+  const int live = static_cast<int>(dmin(std::int64_t{C::P}, c.batch - g * C::P));
+  for (int i = i0; i < i1; ++i) {
+    for (int row = slot; row < 2 * C::P; row += slots) {
+      const bool is_a = row < C::P;
+      const int p = is_a ? row : row - C::P;
+      const bool on = p < (is_a ? (c.a_batch == 0 ? 1 : live) : (c.x_batch == 0 ? 1 : live));
+      if (!on) continue;
+      const T* const src =
+          is_a ? taps_row(c) + (g * C::P + p) * c.a_batch : c.x + (g * C::P + p) * c.x_batch;
+      const std::int64_t step = is_a ? (c.a_step < 0 ? -c.a_step : c.a_step) : c.x_step;
+      T* const dst =
+          is_a ? buf + s.off_a + p * s.pa : buf + C::P * s.pa + (c.lead - s.t_base) + p * s.px;
+      const bool vec = is_a ? s.vec_a : s.vec_x;
+      const int unit = vec ? V : 1;
+      const auto copy = [&](int col, int n) {
+        for (int u = sub * unit; u < n; u += 8 * unit) {
+          const unsigned to = lane_smem_addr(dst + col + u);
+          const T* from = src + (col + u) * (vec ? 1 : step);
+          if (vec)
+            lane_cp_async<16>(to, from);
+          else
+            lane_cp_async<static_cast<int>(sizeof(T))>(to, from);
+        }
+      };
+      const int b0 = is_a ? pl.ba[i] : pl.bx[i], b1 = is_a ? pl.ba[i + 1] : pl.bx[i + 1];
+      const int e1 = is_a ? pl.ea[i + 1] : pl.ex[i + 1], e0 = is_a ? pl.ea[i] : pl.ex[i];
+      copy(b0, b1 - b0);
+      copy(e1, e0 - e1);
+    }
+    asm volatile(
+        "cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(lane_smem_addr(bar + i))
+        : "memory");
+  }
+}
+
+// Mode: 0 compute threads stage every chunk (round 39); 1 copy warps 16-19 (the
+// library now); 2 copy warps 0-3; 3 compute threads chunk 0, copy warps 16-19
+// chunks 1-7; 4 compute threads chunks 0-3, copy warps 16-19 chunks 4-7.
+template <class T, bool Rev, int Mode>
 __global__ void __launch_bounds__(lane_long_tuning::threads, 1)
     timed_lane_long(const correlation_view<T> c, const lane_long_plan pl, unsigned long long* ts,
                     unsigned* sm) {
   using C = lane_tuning;
   using L = lane_long_tuning;
-  constexpr int R = C::R, K = L::K;
+  constexpr int R = C::R, K = L::K, NC = L::copiers;
+  constexpr bool low = Mode == 2;                       // copy warps first
+  constexpr int split = Mode == 0 ? K : Mode == 3 ? 1 : Mode == 4 ? 4 : 0;  // compute: [0, split)
   extern __shared__ __align__(16) unsigned char lane_smem[];
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int hw = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const bool copier = low ? hw < NC : hw >= L::W;
+  const int warp = copier ? L::W : (low ? hw - NC : hw);  // compute index (W: a copy warp)
+  const int cw = low ? hw : hw - L::W;                    // copy warp index
   unsigned long long* const st = ts + (std::size_t(blockIdx.x) * L::W + warp) * NF;
-  if (lane == 0 && warp < lane_long_tuning::W) st[0] = gt();
+  if (lane == 0 && !copier) st[0] = gt();
   if (threadIdx.x == 0) sm[blockIdx.x] = smid();
   auto* const bar = reinterpret_cast<std::uint64_t*>(lane_smem);
   T* const buf = reinterpret_cast<T*>(lane_smem + L::head);
@@ -60,9 +114,9 @@ __global__ void __launch_bounds__(lane_long_tuning::threads, 1)
   const int len = s.buffer();
   T* const wslab = buf + len + warp * (32 * L::po);
   if (blockIdx.x >= s.groups) return;
-  const bool bulk = Bulk && s.vec_a && s.vec_x;
-  if (warp < L::W) {
-    const int row = threadIdx.x / L::tpr, sub = threadIdx.x % L::tpr;
+  if (!copier) {
+    const int kc = warp * 32 + lane;
+    const int row = kc / L::tpr, sub = kc % L::tpr;
     const bool is_a = row < C::P;
     T* const dst = is_a ? buf + row * s.pa : buf + C::P * s.pa + (row - C::P) * s.px;
     const int v0 = is_a ? s.off_a : c.lead - s.t_base;
@@ -71,7 +125,7 @@ __global__ void __launch_bounds__(lane_long_tuning::threads, 1)
     for (int e = v1 + sub; e < n; e += L::tpr) dst[e] = T(0);
   }
   if (threadIdx.x == 0) {
-    for (int i = 0; i < K; ++i) lane_bar_init_count(bar + i, bulk ? 32 : L::compute);
+    for (int i = 0; i < K; ++i) lane_bar_init_count(bar + i, i < split ? L::compute : 32 * NC);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   const int wp = min(warp, L::W - 1);
@@ -80,17 +134,17 @@ __global__ void __launch_bounds__(lane_long_tuning::threads, 1)
   const int n = pl.own[wp];
   await_previous_kernel();
   __syncthreads();
-  if (lane == 0 && warp < L::W) st[1] = gt();
+  if (lane == 0 && !copier) st[1] = gt();
   const T* const ta = buf + (c.a_batch == 0 ? 0 : lane * s.pa);
   const T* const tx = buf + C::P * s.pa + (c.x_batch == 0 ? 0 : lane * s.px);
   unsigned parity = 0;
   for (std::int64_t g = blockIdx.x; g < s.groups; g += gridDim.x, parity ^= 1) {
     if (g != blockIdx.x) __syncthreads();
-    if (warp == L::W) {
-      if (bulk) lane_long_stage_bulk(c, s, pl, g, buf, bar);
+    if (copier) {
+      if (split < K) stage_team(c, s, pl, g, buf, bar, split, K, cw * 32 + lane, 32 * NC);
       continue;
     }
-    if (!bulk) lane_long_stage(c, s, pl, g, buf, bar);
+    if (split > 0) stage_team(c, s, pl, g, buf, bar, 0, split, warp * 32 + lane, L::compute);
     if (lane == 0) st[2] = gt();
     const int live = static_cast<int>(dmin(std::int64_t{C::P}, c.batch - g * C::P));
     for (int m = 0; m < n; ++m) {
@@ -126,7 +180,7 @@ __global__ void __launch_bounds__(lane_long_tuning::threads, 1)
       if (lane == 0 && m < 8) st[4 + 2 * m] = gt();
     }
   }
-  if (lane == 0 && warp < L::W) st[NF - 1] = gt();
+  if (lane == 0 && !copier) st[NF - 1] = gt();
 }
 
 int main(int argc, char** argv) {
@@ -165,8 +219,12 @@ int main(int argc, char** argv) {
   int sms = 0;
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   const int grid = std::min(lane_bulk_shape_of(c0).groups, sms);
-  const bool bulk_mode = argc > 4 && atoi(argv[4]) == 1;
-  const auto kern = bulk_mode ? timed_lane_long<T, true, true> : timed_lane_long<T, true, false>;
+  const int mode = argc > 4 ? atoi(argv[4]) : 1;
+  constexpr void (*kerns[5])(correlation_view<T>, lane_long_plan, unsigned long long*,
+                             unsigned*) = {timed_lane_long<T, true, 0>, timed_lane_long<T, true, 1>,
+                                           timed_lane_long<T, true, 2>, timed_lane_long<T, true, 3>,
+                                           timed_lane_long<T, true, 4>};
+  const auto kern = kerns[mode];
   CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
   unsigned long long* ts;
   unsigned* smv;
@@ -198,8 +256,8 @@ int main(int argc, char** argv) {
   CK(cudaMemcpy(hts.data(), ts, sizeof(unsigned long long) * per * launches,
                 cudaMemcpyDeviceToHost));
   CK(cudaMemcpy(hsm.data(), smv, sizeof(unsigned) * grid * launches, cudaMemcpyDeviceToHost));
-  printf("shape batch %d la %d lx %d grid %d bytes %d staging %s\n", batch, la, lx, grid, bytes,
-         bulk_mode ? "copy warp, bulk copies" : "compute threads, cp.async (round 39)");
+  printf("shape batch %d la %d lx %d grid %d bytes %d threads %d mode %d\n", batch, la, lx, grid,
+         bytes, lane_long_tuning::threads, mode);
   for (int w = 0; w < lane_long_tuning::W; ++w) {
     printf("plan warp %d own %d:", w, pl.own[w]);
     for (int m = 0; m < pl.own[w]; ++m)
@@ -232,7 +290,7 @@ int main(int argc, char** argv) {
     CK(cudaEventSynchronize(e1));
     float ms2 = 0;
     CK(cudaEventElapsedTime(&ms2, e0, e1));
-    printf("events us per launch: timed %.2f library lane %.2f\n", ms1 * 5, ms2 * 5);
+    printf("events us per launch: timed (mode %d) %.2f library lane %.2f\n", mode, ms1 * 5, ms2 * 5);
   }
   return 0;
 }
