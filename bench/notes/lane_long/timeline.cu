@@ -31,6 +31,9 @@ using namespace marg::detail::cuda;
     }                                                                    \
   } while (0)
 
+// the harness's block: 16 compute warps (lane_long_tuning::W) and 4 copy warps
+constexpr int W = marg::detail::cuda::lane_long_tuning::W, NC = 4, COMPUTE = 32 * W,
+              THREADS = COMPUTE + 32 * NC;
 constexpr int NF = 20;  // stamps per warp: 0 entry, 1 sync, 2 staged, 3 + 2m wait, 4 + 2m done, 19 exit
 __device__ __forceinline__ unsigned long long gt() {
   unsigned long long t;
@@ -88,18 +91,20 @@ __device__ void stage_team(const correlation_view<T>& c, const lane_bulk_shape& 
   }
 }
 
-// Mode: 0 compute threads stage every chunk (round 39); 1 copy warps 16-19 (the
-// library now); 2 copy warps 0-3; 3 compute threads chunk 0, copy warps 16-19
-// chunks 1-7; 4 compute threads chunks 0-3, copy warps 16-19 chunks 4-7.
+// Mode: 0 compute threads stage every chunk (round 39); 1 copy warps 16-19 (call
+// 3's library); 2 copy warps 0-3; 3 compute threads chunk 0, copy warps 16-19
+// chunks 1-7; 4 compute threads chunks 0-3, copy warps 16-19 chunks 4-7; 5 compute
+// warps 0-7 stage everything (two per scheduler); 6 compute warps 0-11 (three).
 template <class T, bool Rev, int Mode>
-__global__ void __launch_bounds__(lane_long_tuning::threads, 1)
+__global__ void __launch_bounds__(THREADS, 1)
     timed_lane_long(const correlation_view<T> c, const lane_long_plan pl, unsigned long long* ts,
                     unsigned* sm) {
   using C = lane_tuning;
   using L = lane_long_tuning;
-  constexpr int R = C::R, K = L::K, NC = L::copiers;
+  constexpr int R = C::R, K = L::K;
   constexpr bool low = Mode == 2;                       // copy warps first
-  constexpr int split = Mode == 0 ? K : Mode == 3 ? 1 : Mode == 4 ? 4 : 0;  // compute: [0, split)
+  constexpr int split = Mode == 0 || Mode >= 5 ? K : Mode == 3 ? 1 : Mode == 4 ? 4 : 0;  // compute: [0, split)
+  constexpr int team = Mode == 5 ? 256 : Mode == 6 ? 384 : COMPUTE;  // compute threads staging
   extern __shared__ __align__(16) unsigned char lane_smem[];
   const int hw = threadIdx.x / 32, lane = threadIdx.x % 32;
   const bool copier = low ? hw < NC : hw >= L::W;
@@ -125,7 +130,7 @@ __global__ void __launch_bounds__(lane_long_tuning::threads, 1)
     for (int e = v1 + sub; e < n; e += L::tpr) dst[e] = T(0);
   }
   if (threadIdx.x == 0) {
-    for (int i = 0; i < K; ++i) lane_bar_init_count(bar + i, i < split ? L::compute : 32 * NC);
+    for (int i = 0; i < K; ++i) lane_bar_init_count(bar + i, i < split ? team : 32 * NC);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   const int wp = min(warp, L::W - 1);
@@ -144,7 +149,8 @@ __global__ void __launch_bounds__(lane_long_tuning::threads, 1)
       if (split < K) stage_team(c, s, pl, g, buf, bar, split, K, cw * 32 + lane, 32 * NC);
       continue;
     }
-    if (split > 0) stage_team(c, s, pl, g, buf, bar, 0, split, warp * 32 + lane, L::compute);
+    if (split > 0 && warp * 32 < team)
+      stage_team(c, s, pl, g, buf, bar, 0, split, warp * 32 + lane, team);
     if (lane == 0) st[2] = gt();
     const int live = static_cast<int>(dmin(std::int64_t{C::P}, c.batch - g * C::P));
     for (int m = 0; m < n; ++m) {
@@ -220,10 +226,11 @@ int main(int argc, char** argv) {
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   const int grid = std::min(lane_bulk_shape_of(c0).groups, sms);
   const int mode = argc > 4 ? atoi(argv[4]) : 1;
-  constexpr void (*kerns[5])(correlation_view<T>, lane_long_plan, unsigned long long*,
+  constexpr void (*kerns[7])(correlation_view<T>, lane_long_plan, unsigned long long*,
                              unsigned*) = {timed_lane_long<T, true, 0>, timed_lane_long<T, true, 1>,
                                            timed_lane_long<T, true, 2>, timed_lane_long<T, true, 3>,
-                                           timed_lane_long<T, true, 4>};
+                                           timed_lane_long<T, true, 4>, timed_lane_long<T, true, 5>,
+                                           timed_lane_long<T, true, 6>};
   const auto kern = kerns[mode];
   CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
   unsigned long long* ts;
@@ -236,7 +243,7 @@ int main(int argc, char** argv) {
   CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
   auto launch = [&](int i, unsigned long long* t, unsigned* s) {
     cudaLaunchConfig_t cfg{};
-    cfg.gridDim = dim3(grid), cfg.blockDim = dim3(lane_long_tuning::threads);
+    cfg.gridDim = dim3(grid), cfg.blockDim = dim3(THREADS);
     cfg.dynamicSmemBytes = bytes, cfg.stream = st;
     cudaLaunchAttribute attr[1];
     attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
@@ -257,7 +264,7 @@ int main(int argc, char** argv) {
                 cudaMemcpyDeviceToHost));
   CK(cudaMemcpy(hsm.data(), smv, sizeof(unsigned) * grid * launches, cudaMemcpyDeviceToHost));
   printf("shape batch %d la %d lx %d grid %d bytes %d threads %d mode %d\n", batch, la, lx, grid,
-         bytes, lane_long_tuning::threads, mode);
+         bytes, THREADS, mode);
   for (int w = 0; w < lane_long_tuning::W; ++w) {
     printf("plan warp %d own %d:", w, pl.own[w]);
     for (int m = 0; m < pl.own[w]; ++m)
