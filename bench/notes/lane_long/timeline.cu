@@ -153,7 +153,10 @@ __global__ void __launch_bounds__(THREADS, 1)
   constexpr int R = C::R, K = L::K;
   constexpr bool low = Mode == 2;                       // copy warps first
   constexpr bool bulkm = Mode >= 7;                     // bulk copies by warp 16
-  constexpr int split = Mode == 0 || Mode >= 5 ? K : Mode == 3 ? 1 : Mode == 4 ? 4 : 0;  // compute: [0, split)
+  constexpr int split = Mode == 0 || Mode == 5 || Mode == 6 ? K
+                        : Mode == 3                          ? 1
+                        : Mode == 4                          ? 4
+                                                             : 0;  // compute threads: [0, split)
   constexpr int team = Mode == 5 ? 256 : Mode == 6 ? 384 : COMPUTE;  // compute threads staging
   extern __shared__ __align__(16) unsigned char lane_smem[];
   const int hw = threadIdx.x / 32, lane = threadIdx.x % 32;
