@@ -14,6 +14,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdio>
+#include <algorithm>
 #include <cstdlib>
 #include <vector>
 
@@ -248,6 +249,67 @@ __global__ void __launch_bounds__(THREADS, 1)
   if (lane == 0 && !copier) st[NF - 1] = gt();
 }
 
+// A plan with the library's chunks but another assignment of lane blocks to warps:
+// longest first, each to the warp furthest below its target, the targets in
+// proportion to 1 + alpha (w / 4 - 1.5) (warps w, w + 4, w + 8, w + 12 share a
+// scheduler; call 1 saw the higher ones finish first); each warp's blocks then in
+// order of the chunks they need, as lane_long_plan_of.
+template <class T>
+lane_long_plan weighted_plan(const correlation_view<T>& c, double alpha) {
+  using L = lane_long_tuning;
+  constexpr int K = L::K, R = lane_tuning::R, G = lane_tuning::G;
+  lane_long_plan pl = lane_long_plan_of(c);
+  const lane_bulk_shape s = lane_bulk_shape_of(c);
+  const auto need = [&](const int* b, const int* e, int n, int lo, int hi) {
+    lo = std::max(lo, 0), hi = std::min(hi, n);
+    if (lo >= hi) return -1;
+    int last = -1;
+    for (int i = 0; i < K; ++i)
+      if ((lo < b[i + 1] && hi > b[i]) || (lo < e[i] && hi > e[i + 1])) last = i;
+    return last;
+  };
+  std::vector<int> steps(s.nblk), nd(s.nblk);
+  double total = 0;
+  for (int b = 0; b < s.nblk; ++b) {
+    const int j0 = s.js + R * b;
+    const int klo = std::max(0, c.lead - (j0 + R - 1));
+    const int khi = std::min(c.la - 1, c.lead + c.lx - 1 - j0);
+    steps[b] = klo <= khi ? khi / G + 1 - klo / G : 0, nd[b] = -1;
+    if (klo <= khi) {
+      const int k0 = klo / G * G, k1 = (khi / G + 1) * G;
+      const int na = c.a_step < 0 ? need(pl.ba, pl.ea, c.la, c.la - k1, c.la - k0)
+                                  : need(pl.ba, pl.ea, c.la, k0, k1);
+      const int nx = need(pl.bx, pl.ex, c.lx, j0 + k0 - c.lead, j0 + k1 + R - c.lead);
+      nd[b] = std::max(na, nx);
+    }
+    total += steps[b] + 2;  // + a block's set-up and stores, ~2 steps
+  }
+  double wsum = 0, target[L::W], load[L::W] = {};
+  for (int w = 0; w < L::W; ++w) wsum += target[w] = 1 + alpha * (w / 4 - 1.5);
+  for (int w = 0; w < L::W; ++w) target[w] *= total / wsum;
+  std::vector<int> order(s.nblk);
+  for (int b = 0; b < s.nblk; ++b) order[b] = b;
+  std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return steps[x] > steps[y]; });
+  std::vector<std::vector<int>> own(L::W);
+  for (int b : order) {
+    int best = -1;
+    for (int w = 0; w < L::W; ++w)
+      if (int(own[w].size()) < L::max_own &&
+          (best < 0 || target[w] - load[w] > target[best] - load[best]))
+        best = w;
+    own[best].push_back(b), load[best] += steps[b] + 2;
+  }
+  for (int w = 0; w < L::W; ++w) {
+    std::stable_sort(own[w].begin(), own[w].end(), [&](int x, int y) { return nd[x] < nd[y]; });
+    pl.own[w] = int(own[w].size()), pl.ord[w] = 0, pl.nds[w] = 0;
+    for (int m = 0; m < pl.own[w]; ++m) {
+      pl.ord[w] |= std::uint64_t(own[w][m]) << (8 * m);
+      pl.nds[w] |= std::uint32_t(nd[own[w][m]] + 1) << (4 * m);
+    }
+  }
+  return pl;
+}
+
 int main(int argc, char** argv) {
   const int batch = argc > 1 ? atoi(argv[1]) : 4096, la = argc > 2 ? atoi(argv[2]) : 512,
             lx = argc > 3 ? atoi(argv[3]) : 512;
@@ -279,7 +341,8 @@ int main(int argc, char** argv) {
     printf("does not fit\n");
     return 1;
   }
-  const auto pl = lane_long_plan_of(c0);
+  // argument 5: alpha of weighted_plan (absent: the library's plan)
+  const auto pl = argc > 5 ? weighted_plan(c0, atof(argv[5])) : lane_long_plan_of(c0);
   const int bytes = int(lane_long_bytes(c0));
   int sms = 0;
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
