@@ -10,8 +10,13 @@ while len(out) < n:
     o = rng.choice("cg")
     if reg == "A":
         t, batch, taps, outs = "d", lu(2, 512), lu(2, 256), lu(2048, 65536)
-    else:
+    elif reg == "B":
         t, batch, taps, outs = "f", lu(8, 4000), lu(193, 1024), lu(300, 1023)
+    elif o == "c":
+        t, batch, taps = "f", lu(200, 1000), lu(160, 512)
+        outs = taps + lu(160, 1024) - 1
+    else:
+        t, batch, taps, outs = "f", lu(300, 8000), lu(200, 1024), lu(250, 1023)
     if o == "c" and outs < taps:
         continue
     if batch * taps * (outs - taps + 1 if o == "c" else outs) > 3e9:
