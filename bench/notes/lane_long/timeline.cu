@@ -13,8 +13,8 @@
 //     <build>/libmarg/libmarg.a <build>/marg_jemalloc/libmarg_jemalloc.a -ldl -lrt -lpthread
 #include <cuda_runtime.h>
 
-#include <cstdio>
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <vector>
 
@@ -35,7 +35,8 @@ using namespace marg::detail::cuda;
 // the harness's block: 16 compute warps (lane_long_tuning::W) and 4 copy warps
 constexpr int W = marg::detail::cuda::lane_long_tuning::W, NC = 4, COMPUTE = 32 * W,
               THREADS = COMPUTE + 32 * NC;
-constexpr int NF = 20;  // stamps per warp: 0 entry, 1 sync, 2 staged, 3 + 2m wait, 4 + 2m done, 19 exit
+constexpr int NF =
+    20;  // stamps per warp: 0 entry, 1 sync, 2 staged, 3 + 2m wait, 4 + 2m done, 19 exit
 __device__ __forceinline__ unsigned long long gt() {
   unsigned long long t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
@@ -152,12 +153,12 @@ __global__ void __launch_bounds__(THREADS, 1)
   using C = lane_tuning;
   using L = lane_long_tuning;
   constexpr int R = C::R, K = L::K;
-  constexpr bool low = Mode == 2;                       // copy warps first
-  constexpr bool bulkm = Mode >= 7;                     // bulk copies by warp 16
+  constexpr bool low = Mode == 2;    // copy warps first
+  constexpr bool bulkm = Mode >= 7;  // bulk copies by warp 16
   constexpr int split = Mode == 0 || Mode == 5 || Mode == 6 ? K
-                        : Mode == 3                          ? 1
-                        : Mode == 4                          ? 4
-                                                             : 0;  // compute threads: [0, split)
+                        : Mode == 3                         ? 1
+                        : Mode == 4                         ? 4
+                                                            : 0;                             // compute threads: [0, split)
   constexpr int team = Mode == 5 ? 256 : Mode == 6 ? 384 : COMPUTE;  // compute threads staging
   extern __shared__ __align__(16) unsigned char lane_smem[];
   const int hw = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -327,8 +328,8 @@ int main(int argc, char** argv) {
     correlation_view<T> c{};
     c.la = la, c.a = a + std::size_t(s) * batch * la + (la - 1), c.a_step = -1, c.a_batch = la;
     c.x = x + std::size_t(s) * batch * lx, c.x_step = 1, c.x_batch = lx, c.lx = lx;
-    c.lead = la - 1, c.out = o + std::size_t(s) * batch * lout, c.out_step = 1,
-    c.out_batch = lout, c.lout = lout, c.batch = batch;
+    c.lead = la - 1, c.out = o + std::size_t(s) * batch * lout, c.out_step = 1, c.out_batch = lout,
+    c.lout = lout, c.batch = batch;
     return c;
   };
   const auto c0 = view(0);
@@ -349,11 +350,10 @@ int main(int argc, char** argv) {
   const int grid = std::min(lane_bulk_shape_of(c0).groups, sms);
   const int mode = argc > 4 ? atoi(argv[4]) : 1;
   constexpr void (*kerns[9])(correlation_view<T>, lane_long_plan, unsigned long long*,
-                             unsigned*) = {timed_lane_long<T, true, 0>, timed_lane_long<T, true, 1>,
-                                           timed_lane_long<T, true, 2>, timed_lane_long<T, true, 3>,
-                                           timed_lane_long<T, true, 4>, timed_lane_long<T, true, 5>,
-                                           timed_lane_long<T, true, 6>, timed_lane_long<T, true, 7>,
-                                           timed_lane_long<T, true, 8>};
+                             unsigned*) = {
+      timed_lane_long<T, true, 0>, timed_lane_long<T, true, 1>, timed_lane_long<T, true, 2>,
+      timed_lane_long<T, true, 3>, timed_lane_long<T, true, 4>, timed_lane_long<T, true, 5>,
+      timed_lane_long<T, true, 6>, timed_lane_long<T, true, 7>, timed_lane_long<T, true, 8>};
   const auto kern = kerns[mode];
   CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
   unsigned long long* ts;
@@ -398,7 +398,8 @@ int main(int argc, char** argv) {
   for (int i = 0; i < launches; ++i)
     for (int b = 0; b < grid; ++b)
       for (int w = 0; w < lane_long_tuning::W; ++w) {
-        const unsigned long long* s = &hts[per * i + (std::size_t(b) * lane_long_tuning::W + w) * NF];
+        const unsigned long long* s =
+            &hts[per * i + (std::size_t(b) * lane_long_tuning::W + w) * NF];
         printf("L %d B %d SM %u W %d", i, b, hsm[std::size_t(grid) * i + b], w);
         for (int f = 0; f < NF; ++f) printf(" %lld", s[f] ? (long long)(s[f] - t0) : -1LL);
         printf("\n");
@@ -430,12 +431,14 @@ int main(int argc, char** argv) {
     float ms1 = 0;
     CK(cudaEventElapsedTime(&ms1, e0, e1));
     CK(cudaEventRecord(e0, st));
-    for (int i = 0; i < 200; ++i) mc::launch_variant(mc::kernel_variant::lane, view(i % sets), 1, st);
+    for (int i = 0; i < 200; ++i)
+      mc::launch_variant(mc::kernel_variant::lane, view(i % sets), 1, st);
     CK(cudaEventRecord(e1, st));
     CK(cudaEventSynchronize(e1));
     float ms2 = 0;
     CK(cudaEventElapsedTime(&ms2, e0, e1));
-    printf("events us per launch: timed (mode %d) %.2f library lane %.2f\n", mode, ms1 * 5, ms2 * 5);
+    printf("events us per launch: timed (mode %d) %.2f library lane %.2f\n", mode, ms1 * 5,
+           ms2 * 5);
   }
   return 0;
 }
