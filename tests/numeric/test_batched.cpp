@@ -85,3 +85,20 @@ TEMPLATE_TEST_CASE("batched: long rows in batches that fill the GPU", "[numeric]
                      layout::gapped, memory::pool});
   check_batch<T>(g, {op::grad_p, 100, 300, 4000});
 }
+
+// round 40's dispatch rules (launch_banded.cu): on an H100 float gradients of
+// ~800 outputs in hundreds of problems go to the 3xTF32 kernel, double batches
+// of few taps and long outputs to the large tile
+TEMPLATE_TEST_CASE("batched: gradients of ~800 outputs, and few taps with long outputs",
+                   "[numeric]", marg::test::cuda_f, marg::test::cuda_d) {
+  using T = typename TestType::T;
+  MARG_RANDOM_CASE(TestType);
+  const layout gap = layout::gapped;
+  if constexpr (sizeof(T) == 4) {
+    check_batch<T>(g, {op::grad_p, 800, 300, 300});
+    check_batch<T>(g, {op::grad_p, 1000, 700, 301, 1, 1, 1, gap, gap, gap, memory::pool});
+  } else {
+    check_batch<T>(g, {op::grad_p, 8192, 16, 24});
+    check_batch<T>(g, {op::convolve, 7000, 8, 56, 1, 1, 1, gap, gap, gap, memory::pool});
+  }
+}

@@ -55,6 +55,15 @@ struct dispatch_tuning {
   /// >= 5 % at 43 of 44)
   static constexpr std::int64_t large_from_taps = 512;
   static constexpr std::int64_t large_wave_float_taps = 1536;
+  /// double batches of at most large_double_max_taps taps and at least
+  /// large_double_from_out outputs per problem take the large tile when its
+  /// tiles fill their waves to large_double_fill_pct % (round 40, H100,
+  /// bench/NOTES.md, calls 10-13: where they filled >= 73 %, 0.77-0.99x the
+  /// mid tile's time at 70 of 70 shapes, e.g. grad_p 113 x 16 taps x 57468
+  /// 87.9 us against 103.3; at 27-67 % (fewer tiles than a wave, or a second
+  /// wave barely begun) 1.05-1.19x at 11 of 11; from 53 taps they tie)
+  static constexpr std::int64_t large_double_max_taps = 48, large_double_from_out = 6000;
+  static constexpr std::int64_t large_double_fill_pct = 70;
   /// batched float full convolutions: outputs and taps per problem from which
   /// the large tile is used (up to one tile per problem)
   static constexpr std::int64_t large_batched_from_out = 768;
@@ -148,6 +157,21 @@ bool underfilled(const correlation_view<T>& c) {
   }
   if (c.batch > 1 && ((c.la >= 256 && c.la < 384) || (c.la >= 512 && c.batch <= 16))) return false;
   return tiles < d::blocks_per_sm * multiprocessors();
+}
+
+// batches of double problems of few taps and long outputs whose large tiles
+// fill their waves take the large tile (dispatch_tuning::large_double_*; a
+// wave: the large tile's min_blocks per multiprocessor)
+template <class T>
+bool large_double_few_taps(const correlation_view<T>& c) {
+  using d = dispatch_tuning;
+  using large = typename tiled_tunings<T>::large;
+  if (sizeof(T) != 8 || c.batch < 2 || c.la > d::large_double_max_taps ||
+      c.lout < d::large_double_from_out)
+    return false;
+  const std::int64_t tiles = tiles_of<large>(c), slots = large::min_blocks * multiprocessors();
+  const std::int64_t waves = (tiles + slots - 1) / slots;
+  return 100 * tiles >= d::large_double_fill_pct * waves * slots;
 }
 
 // whether the large tiles of `c` make at least half a wave over the
@@ -337,6 +361,13 @@ struct batch_audit {
   /// x 38265 mma 1.39x)
   static constexpr std::int64_t mma_out = 1024, mma_batch = 8, mma_work = 250'000;
   static constexpr std::int64_t mma_short_taps = 192, mma_long_out = 16384, mma_taps = 1024;
+  /// ... and gradients of mma_grad_out outputs or more and more than
+  /// mma_short_taps up to mma_taps taps from mma_grad_batch problems (round 40, H100,
+  /// bench/NOTES.md: at 193- 1024 taps x 786-1005 outputs from 300 problems mma took 0.52-0.80x the
+  /// tile taken at 18 of 18 shapes pairs did not take first, e.g. grad_p
+  /// 7752 x 328 x 959 138.4 us against mid 267.7; at 548-759 outputs it was
+  /// faster by > 5 % at 3 of 19 and slower by > 5 % at 6)
+  static constexpr std::int64_t mma_grad_out = 768, mma_grad_batch = 300;
   /// double mma (DMMA): from dmma_out outputs and dmma_taps taps, problems x
   /// outputs from dmma_work
   static constexpr std::int64_t dmma_out = 2048, dmma_taps = 128, dmma_work = 40'000;
@@ -355,8 +386,11 @@ std::optional<kernel_variant> audited_batch(const correlation_view<T>& c) {
   const bool few = taps <= d::few_taps && batch >= (is_float ? d::few_batch_f : d::few_batch_d);
   const bool some = taps <= d::some_taps && batch >= (is_float ? d::some_batch_f : d::some_batch_d);
   if (few || some) return kernel_variant::warp;
-  if (is_float ? out >= d::mma_out && batch >= d::mma_batch && batch * out >= d::mma_work &&
-                     (taps <= d::mma_short_taps || (out >= d::mma_long_out && taps <= d::mma_taps))
+  const bool mma_grad = c.lead == 0 && out >= d::mma_grad_out && batch >= d::mma_grad_batch &&
+                        taps > d::mma_short_taps && taps <= d::mma_taps;
+  if (is_float ? (out >= d::mma_out && batch >= d::mma_batch && batch * out >= d::mma_work &&
+                  (taps <= d::mma_short_taps || (out >= d::mma_long_out && taps <= d::mma_taps))) ||
+                     mma_grad
                : out >= d::dmma_out && taps >= d::dmma_taps && batch * out >= d::dmma_work)
     return kernel_variant::mma;
   return std::nullopt;
@@ -425,7 +459,7 @@ void launch_banded(const banded_args<T>& x, cudaStream_t stream) {
     launch_variant(v, c, tap_split_of(v, c), stream);
   } else if ((c.lout >= dispatch_tuning::large_from_out &&
               c.la >= dispatch_tuning::large_from_taps && large_wave(c)) ||
-             batched_full_float(c) || batched_grad_float(c)) {
+             batched_full_float(c) || batched_grad_float(c) || large_double_few_taps(c)) {
     launch_variant(kernel_variant::large, c, tap_split<typename tun::large>(c), stream);
   } else if (c.lout >= mid_from_out(c) && !underfilled(c)) {
     launch_variant(kernel_variant::mid, c, tap_split<typename tun::mid>(c), stream);
