@@ -169,9 +169,9 @@ bool large_double_few_taps(const correlation_view<T>& c) {
   if (sizeof(T) != 8 || c.batch < 2 || c.la > d::large_double_max_taps ||
       c.lout < d::large_double_from_out)
     return false;
-  const std::int64_t tiles = tiles_of<large>(c), slots = large::min_blocks * multiprocessors();
-  const std::int64_t waves = (tiles + slots - 1) / slots;
-  return 100 * tiles >= d::large_double_fill_pct * waves * slots;
+  const std::int64_t tiles = tiles_of<large>(c);
+  return 100 * tiles >=
+         d::large_double_fill_pct * wave_slots(tiles, large::min_blocks * multiprocessors());
 }
 
 // whether the large tiles of `c` make at least half a wave over the
@@ -312,9 +312,8 @@ std::optional<kernel_variant> modelled_conv(const correlation_view<T>& c) {
     return std::nullopt;
   const std::int64_t sms = multiprocessors();
   const std::int64_t groups = (c.batch + d::lane_group - 1) / d::lane_group;
-  const double lane_fill = double(groups) / double((groups + sms - 1) / sms * sms);
-  const double pairs_fill =
-      double(c.lout) / double((c.lout + d::pairs_half - 1) / d::pairs_half * d::pairs_half);
+  const double lane_fill = double(groups) / double(wave_slots(groups, sms));
+  const double pairs_fill = double(c.lout) / double(wave_slots(c.lout, d::pairs_half));
   const double f[6] = {1.0,
                        std::log(lane_fill),
                        std::log(pairs_fill),
@@ -361,12 +360,13 @@ struct batch_audit {
   /// x 38265 mma 1.39x)
   static constexpr std::int64_t mma_out = 1024, mma_batch = 8, mma_work = 250'000;
   static constexpr std::int64_t mma_short_taps = 192, mma_long_out = 16384, mma_taps = 1024;
-  /// ... and gradients of mma_grad_out outputs or more and more than
-  /// mma_short_taps up to mma_taps taps from mma_grad_batch problems (round 40, H100,
-  /// bench/NOTES.md: at 193- 1024 taps x 786-1005 outputs from 300 problems mma took 0.52-0.80x the
-  /// tile taken at 18 of 18 shapes pairs did not take first, e.g. grad_p
-  /// 7752 x 328 x 959 138.4 us against mid 267.7; at 548-759 outputs it was
-  /// faster by > 5 % at 3 of 19 and slower by > 5 % at 6)
+  /// ... and gradients of more than mma_short_taps up to mma_taps taps and
+  /// mma_grad_out outputs or more from mma_grad_batch problems (round 40,
+  /// H100, bench/NOTES.md: at 193-1024 taps x 786-1005 outputs from 300
+  /// problems mma took 0.52-0.80x the tile taken at 18 of 18 shapes pairs
+  /// did not take first, e.g. grad_p 7752 x 328 x 959 138.4 us against mid
+  /// 267.7; at 548-759 outputs it was faster by > 5 % at 3 of 19 and slower
+  /// by > 5 % at 6)
   static constexpr std::int64_t mma_grad_out = 768, mma_grad_batch = 300;
   /// double mma (DMMA): from dmma_out outputs and dmma_taps taps, problems x
   /// outputs from dmma_work

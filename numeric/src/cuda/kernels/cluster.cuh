@@ -62,6 +62,16 @@ inline int multiprocessors() {
   return cached_count;
 }
 
+/// Slots of the whole waves that `items` take, `slots` to a wave: items
+/// rounded up to a multiple of slots (items / wave_slots is how full the
+/// waves are).
+/// @param items blocks, groups or tiles to run (>= 0)
+/// @param slots how many of them one wave runs (> 0)
+/// @return ceil(items / slots) x slots
+inline std::int64_t wave_slots(std::int64_t items, std::int64_t slots) {
+  return (items + slots - 1) / slots * slots;
+}
+
 /// Output tiles of tile shape C (C::TJ outputs each) over all problems.
 /// @param c the correlation
 /// @return tiles of every problem together

@@ -368,9 +368,9 @@ bool lane_long_preferred(const correlation_view<T>& c, int max_smem) {
   if (sizeof(T) != 4 || (c.lead == 0 && c.lout > L::grad_max_out)) return false;
   const std::int64_t sms = multiprocessors();
   const std::int64_t groups = (std::int64_t{c.batch} + lane_tuning::P - 1) / lane_tuning::P;
-  const std::int64_t waves = (groups + sms - 1) / sms;
-  const int pct = waves >= 3 ? L::min_fill3_pct : L::min_fill_pct;
-  return 100 * groups >= pct * waves * sms && lane_long_fits(c, max_smem);
+  const std::int64_t cap = wave_slots(groups, sms);
+  const int pct = cap >= 3 * sms ? L::min_fill3_pct : L::min_fill_pct;
+  return 100 * groups >= pct * cap && lane_long_fits(c, max_smem);
 }
 
 template <class T>
