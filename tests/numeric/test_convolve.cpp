@@ -42,6 +42,35 @@ TEMPLATE_TEST_CASE("banded products: fixed sizes against the long double loop", 
   }
 }
 
+// the CPU backend's paths (numeric/src/cpu/correlate.hpp, tuning): taps on both
+// sides of the direct loop's bound (16 float, 48 double), outputs around the
+// register tile (32 float, 16 double values) and its 64-tap chunks, work on
+// both sides of the tiles' bounds (la x lout: 2^23 convolutions, 2^19
+// gradients), and a short output of many taps. grad_p (m, n): m outputs of n
+// taps; grad_q: n outputs of m taps; convolve: the shorter operand is the taps.
+TEMPLATE_TEST_CASE("banded products: both sides of the CPU paths' bounds", "[numeric]",
+                   MARG_ALL_CONFIGS) {
+  using T = typename TestType::T;
+  MARG_RANDOM_CASE(TestType);
+  const std::pair<op, std::pair<int, int>> cases[] = {
+      {op::convolve, {15, 200}}, {op::convolve, {16, 200}},    {op::convolve, {47, 300}},
+      {op::convolve, {48, 300}}, {op::convolve, {16, 16}},     {op::convolve, {17, 16}},
+      {op::convolve, {17, 17}},  {op::convolve, {2048, 2048}}, {op::convolve, {2049, 2049}},
+      {op::grad_p, {200, 15}},   {op::grad_p, {200, 16}},      {op::grad_p, {300, 47}},
+      {op::grad_p, {300, 48}},   {op::grad_p, {31, 100}},      {op::grad_p, {32, 100}},
+      {op::grad_p, {33, 100}},   {op::grad_p, {17, 65}},       {op::grad_p, {65, 129}},
+      {op::grad_p, {1024, 512}}, {op::grad_p, {1025, 512}},    {op::grad_q, {512, 1024}},
+      {op::grad_q, {512, 1025}}, {op::grad_q, {60000, 40}},    {op::grad_p, {40, 60000}}};
+  int k = 0;
+  for (const auto& [o, mn] : cases) {
+    problem pr{o, mn.first, mn.second};
+    pr.sa = all_shapes[k % 4];
+    pr.sb = all_shapes[(k / 4) % 4];
+    check_problem<T>(g, pr);
+    ++k;
+  }
+}
+
 TEMPLATE_TEST_CASE("banded products: random sizes 1..300 and strides 1..3", "[numeric]",
                    MARG_ALL_CONFIGS) {
   using T = typename TestType::T;

@@ -10,10 +10,26 @@
 
 namespace marg::detail::cpu {
 
-/// Tile sizes and thresholds of the CPU backend, in one place.
+/// Tile sizes and thresholds of the CPU backend, in one place. Paths by
+/// measurement (one thread, AMD EPYC with AVX2, bench/notes/cpu_tiles): fewer
+/// taps than simd_min_taps the direct loop; else the register tiles up to
+/// simd_max_conv_work / simd_max_grad_work multiply-adds or where the shorter side is below
+/// blocked_min; else the block-Toeplitz product.
 struct tuning {
-  /// min(la, lout) below this: the direct (axpy) loop
-  static constexpr std::int64_t direct_below = 64;
+  /// taps below which the direct (axpy) loop beats the register tiles or
+  /// ties (bench/notes/cpu_tiles/sweep.txt, us: float convolve 8 taps x 1007
+  /// outputs direct 1.55, tiles 1.52; 16 x 1015 2.30 / 1.44; double convolve
+  /// 32 x 1031 4.69 / 5.87; double gradient 48 x 1000 5.66 / 5.26)
+  template <class T>
+  static constexpr std::int64_t simd_min_taps = sizeof(T) == 4 ? 16 : 48;
+  /// multiply-adds (la x lout) up to which the register tiles beat the
+  /// block-Toeplitz product (sweep.txt, us): convolutions (float 2048 x 2048
+  /// tiles 166-184, blocks 213-390; 4096: 647-656 / 509-511) and gradients
+  /// (float 512 taps x 1000 outputs 23.4 / 32.6, 256 x 4000 50.2 / 38.8)
+  static constexpr std::int64_t simd_max_conv_work = std::int64_t{1} << 23;
+  static constexpr std::int64_t simd_max_grad_work = std::int64_t{1} << 19;
+  /// min(la, lout) below which the block-Toeplitz product is not used
+  static constexpr std::int64_t blocked_min = 64;
   /// largest block T of the block-Toeplitz product
   static constexpr std::int64_t max_block = 256;
   /// smallest block T
@@ -24,6 +40,11 @@ struct tuning {
   static constexpr std::int64_t diagonal_group = 16;
   /// taps per partial sum of the direct path
   static constexpr std::int64_t direct_chunk = 256;
+  /// outputs per register tile of correlate_simd: four 32-byte vectors
+  template <class T>
+  static constexpr int simd_tile = 4 * 32 / static_cast<int>(sizeof(T));
+  /// taps summed in T before they join the double accumulator (correlate_simd)
+  static constexpr std::int64_t simd_chunk = 64;
   /// problems with fewer multiply-adds than this run on one thread
   static constexpr std::int64_t parallel_min_work = std::int64_t{1} << 20;
 };
@@ -43,6 +64,14 @@ struct correlation {
 /// Direct loop: la axpys over the output.
 template <class T>
 void correlate_direct(const correlation<T>& c);
+
+/// Direct loop over register tiles of outputs (tuning::simd_tile<T>): per tap
+/// one broadcast and a fused multiply-add per output of the tile, the tile's
+/// sums in `T` over tuning::simd_chunk taps, then in a `double` accumulator.
+/// Tiles split over `threads` host threads (a tile's sums do not depend on
+/// it). No heap allocation after a thread's first call of the size.
+template <class T>
+void correlate_simd(const correlation<T>& c, int threads);
 
 /// Block-Toeplitz product: one GEMM per block diagonal, triangular edge blocks,
 /// output block columns split over `threads` host threads.
