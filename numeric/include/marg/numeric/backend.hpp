@@ -7,7 +7,7 @@ namespace marg {
 /// Where the numeric entry points run.
 enum class backend {
   automatic,  ///< CUDA when the library was built with it and a GPU is usable, else CPU
-  cpu,        ///< the Eigen block-Toeplitz path on host threads
+  cpu,        ///< register tiles and Eigen block-Toeplitz products on host threads
   cuda        ///< the CUDA kernels
 };
 
