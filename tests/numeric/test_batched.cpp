@@ -102,3 +102,18 @@ TEMPLATE_TEST_CASE("batched: gradients of ~800 outputs, and few taps with long o
     check_batch<T>(g, {op::convolve, 7000, 8, 56, 1, 1, 1, gap, gap, gap, memory::pool});
   }
 }
+
+// round 41's rule (launch_banded.cu, batch_audit::pairs_grad): float gradients
+// of more than 256 taps and 257-512 outputs from 340 problems go to the
+// paired-block kernel (pairs.cuh) where its layout fits; 513 outputs, just
+// past the bound, keep the tiles
+TEMPLATE_TEST_CASE("batched: gradients of long taps and a few hundred outputs", "[numeric]",
+                   marg::test::cuda_f) {
+  using T = typename TestType::T;
+  MARG_RANDOM_CASE(TestType);
+  const layout gap = layout::gapped;
+  check_batch<T>(g, {op::grad_p, 300, 600, 400});
+  check_batch<T>(g, {op::grad_p, 512, 280, 340, 1, 1, 1, gap, gap, gap, memory::pool});
+  check_batch<T>(g, {op::grad_p, 513, 280, 340, 1, 1, 1, gap, gap, gap, memory::pool});
+  check_batch<T>(g, {op::grad_q, 450, 400, 520});
+}

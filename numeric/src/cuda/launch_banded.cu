@@ -347,6 +347,12 @@ struct batch_audit {
   /// outputs per problem from which these rules apply: where warp_preferred stops
   static constexpr std::int64_t min_out = dispatch_tuning::warp_max_out + 1;
   static constexpr std::int64_t pairs_max_out = 1023, pairs_batch = 300, pairs_taps = 256;
+  /// pairs also for float gradients of more taps up to pairs_grad_out outputs from
+  /// pairs_grad_batch problems (round 41, H100, bench/NOTES.md: held out, 0.82x the old
+  /// choice at 41 shapes, none slower by 5 %, e.g. grad_p 5302 x 409 x 295 54.5 us against
+  /// mid 98.2; at 308-321 problems the tiles won 3 of 5; at 513-767 outputs pairs was
+  /// slower by 9-13 % at 4 of 13, so those keep the tiles and lane)
+  static constexpr std::int64_t pairs_grad_out = 512, pairs_grad_batch = 340;
   /// warp: up to few_taps taps from few_batch problems, or up to some_taps
   /// from some_batch (float, double), whatever the outputs (call 13: still
   /// the best variant at 40000, double grad_p 700 x 20 x 40000 304.6 us
@@ -380,9 +386,11 @@ std::optional<kernel_variant> audited_batch(const correlation_view<T>& c) {
   constexpr bool is_float = sizeof(T) == 4;
   const std::int64_t batch = c.batch, taps = c.la, out = c.lout;
   if (batch < 2 || out < d::min_out) return std::nullopt;
-  if (is_float && out <= d::pairs_max_out && batch >= d::pairs_batch && taps <= d::pairs_taps &&
-      pairs_supports(c))
-    return kernel_variant::pairs;
+  const bool pairs_short =
+      out <= d::pairs_max_out && batch >= d::pairs_batch && taps <= d::pairs_taps;
+  const bool pairs_grad = c.lead == 0 && taps > d::pairs_taps && out <= d::pairs_grad_out &&
+                          batch >= d::pairs_grad_batch;
+  if (is_float && (pairs_short || pairs_grad) && pairs_supports(c)) return kernel_variant::pairs;
   const bool few = taps <= d::few_taps && batch >= (is_float ? d::few_batch_f : d::few_batch_d);
   const bool some = taps <= d::some_taps && batch >= (is_float ? d::some_batch_f : d::some_batch_d);
   if (few || some) return kernel_variant::warp;
