@@ -1,5 +1,6 @@
 // CPU backend against a plain loop: the three banded products at m = n = 2048
-// and 65536, float and double, one thread and all cores, plus batches.
+// and 65536, float and double, one thread and all cores, plus batches of
+// convolutions and gradients against the plain loop over the batch.
 // The FLOP/s counter counts 2 m n operations per product (one multiply-add
 // per non-zero band entry), the convention of ARCHITECTURE.md §5.
 #include <marg/marg.hpp>
@@ -83,8 +84,25 @@ void BM_marg(benchmark::State& state) {
   set_flops(state, 2.0 * n * n);
 }
 
-// range(0) problems of size m = n = range(1) in one call, on range(2) threads
+// the baseline for batches: the plain loop over every problem, one thread
 template <class T>
+void BM_plain_batched(benchmark::State& state) {
+  const int batch = static_cast<int>(state.range(0)), n = static_cast<int>(state.range(1));
+  const std::int64_t len_r = 2 * std::int64_t{n} - 1;
+  const auto p = random_vector<T>(std::int64_t{batch} * n, 1);
+  const auto q = random_vector<T>(std::int64_t{batch} * n, 2);
+  std::vector<T> r(static_cast<std::size_t>(batch * len_r));
+  for (auto _ : state) {
+    for (std::int64_t i = 0; i < batch; ++i)
+      plain_convolve(n, n, p.data() + i * n, q.data() + i * n, r.data() + i * len_r);
+    benchmark::DoNotOptimize(r.data());
+    benchmark::ClobberMemory();
+  }
+  set_flops(state, 2.0 * n * n * batch);
+}
+
+// range(0) problems of size m = n = range(1) in one call, on range(2) threads
+template <class T, product P>
 void BM_marg_batched(benchmark::State& state) {
   const int batch = static_cast<int>(state.range(0)), n = static_cast<int>(state.range(1));
   marg::set_backend(marg::backend::cpu);
@@ -92,9 +110,14 @@ void BM_marg_batched(benchmark::State& state) {
   const std::int64_t len_r = 2 * std::int64_t{n} - 1;
   const auto p = random_vector<T>(std::int64_t{batch} * n, 1);
   const auto q = random_vector<T>(std::int64_t{batch} * n, 2);
+  const auto g = random_vector<T>(std::int64_t{batch} * len_r, 3);
   std::vector<T> r(static_cast<std::size_t>(batch * len_r));
   for (auto _ : state) {
-    marg::convolve_batched<T>(n, n, p.data(), 1, n, q.data(), 1, n, r.data(), 1, len_r, batch);
+    if constexpr (P == product::convolve)
+      marg::convolve_batched<T>(n, n, p.data(), 1, n, q.data(), 1, n, r.data(), 1, len_r, batch);
+    else  // the gradient over p of every problem: n outputs each
+      marg::convolve_grad_p_batched<T>(n, n, g.data(), 1, len_r, q.data(), 1, n, r.data(), 1, n,
+                                       batch);
     benchmark::DoNotOptimize(r.data());
     benchmark::ClobberMemory();
   }
@@ -119,10 +142,18 @@ void grad_args(benchmark::internal::Benchmark* b) {
 
 void batched_args(benchmark::internal::Benchmark* b) {
   b->ArgNames({"batch", "n", "threads"});
-  for (const auto& [batch, n] : {std::pair{16384, 64}, std::pair{4096, 512}}) {
+  // 65536 x 6: a batch of particles adding two dice (few outcomes, fixed cost per problem)
+  for (const auto& [batch, n] : {std::pair{16384, 64}, std::pair{4096, 512}, std::pair{65536, 6}}) {
     b->Args({batch, n, 1});
     if (all_cores() > 1) b->Args({batch, n, all_cores()});
   }
+  b->UseRealTime()->Unit(benchmark::kMillisecond);
+}
+
+void plain_batched_args(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"batch", "n"});
+  for (const auto& [batch, n] : {std::pair{16384, 64}, std::pair{4096, 512}, std::pair{65536, 6}})
+    b->Args({batch, n});
   b->UseRealTime()->Unit(benchmark::kMillisecond);
 }
 
@@ -148,7 +179,11 @@ BENCHMARK_TEMPLATE(BM_marg, float, product::grad_p)->Apply(grad_args);
 BENCHMARK_TEMPLATE(BM_marg, double, product::grad_p)->Apply(grad_args);
 BENCHMARK_TEMPLATE(BM_marg, float, product::grad_q)->Apply(grad_args);
 BENCHMARK_TEMPLATE(BM_marg, double, product::grad_q)->Apply(grad_args);
-BENCHMARK_TEMPLATE(BM_marg_batched, float)->Apply(batched_args);
-BENCHMARK_TEMPLATE(BM_marg_batched, double)->Apply(batched_args);
+BENCHMARK_TEMPLATE(BM_plain_batched, float)->Apply(plain_batched_args);
+BENCHMARK_TEMPLATE(BM_plain_batched, double)->Apply(plain_batched_args);
+BENCHMARK_TEMPLATE(BM_marg_batched, float, product::convolve)->Apply(batched_args);
+BENCHMARK_TEMPLATE(BM_marg_batched, double, product::convolve)->Apply(batched_args);
+BENCHMARK_TEMPLATE(BM_marg_batched, float, product::grad_p)->Apply(batched_args);
+BENCHMARK_TEMPLATE(BM_marg_batched, double, product::grad_p)->Apply(batched_args);
 
 BENCHMARK_MAIN();

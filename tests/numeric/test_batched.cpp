@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "numeric_fixture.hpp"
@@ -33,6 +34,9 @@ TEMPLATE_TEST_CASE("batched: batch 1", "[numeric]", MARG_ALL_CONFIGS) {
   }
 }
 
+// every layout at random sizes and at few taps (below 16 float, 48 double)
+// and at most 110 outputs: the CPU's stack path (banded_cpu.cpp run_tiny)
+// reads every layout itself
 TEMPLATE_TEST_CASE("batched: every layout of inputs and outputs", "[numeric]", MARG_ALL_CONFIGS) {
   using T = typename TestType::T;
   MARG_RANDOM_CASE(TestType);
@@ -42,15 +46,33 @@ TEMPLATE_TEST_CASE("batched: every layout of inputs and outputs", "[numeric]", M
     for (const layout la : inputs)
       for (const layout lb : inputs)
         for (const layout lout : {layout::tight, layout::gapped}) {
-          batch_problem pr{o, random_size(g, 90), random_size(g, 90),
-                           static_cast<int>(uniform_int(g, 2, 9))};
-          randomize_incs(g, pr);
-          pr.la = la;
-          pr.lb = lb;
-          pr.lout = lout;
-          pr.mem = k++ % 2 ? memory::pool : memory::host;
-          check_batch<T>(g, pr);
+          const int taps = static_cast<int>(uniform_int(g, 1, 15));
+          const int other = static_cast<int>(uniform_int(g, 1, 110));
+          // the taps: convolve's shorter operand, grad_p's n, grad_q's m
+          const bool taps_first = o == op::grad_q || (o == op::convolve && k % 2 == 0);
+          const std::pair<int, int> sizes[] = {
+              {random_size(g, 90), random_size(g, 90)},
+              {taps_first ? taps : other, taps_first ? other : taps}};
+          for (const auto& [m, n] : sizes) {
+            batch_problem pr{o, m, n, static_cast<int>(uniform_int(g, 2, 9))};
+            randomize_incs(g, pr);
+            pr.la = la;
+            pr.lb = lb;
+            pr.lout = lout;
+            pr.mem = k++ % 2 ? memory::pool : memory::host;
+            check_batch<T>(g, pr);
+          }
         }
+}
+
+// batches of few-tap problems past the work bound that splits problems over
+// threads (the stack path's parallel_for), one with strides and gaps
+TEMPLATE_TEST_CASE("batched: thousands of few-tap problems", "[numeric]", MARG_ALL_CONFIGS) {
+  using T = typename TestType::T;
+  MARG_RANDOM_CASE(TestType);
+  for (const op o : all_ops) check_batch<T>(g, {o, 6, 6, 3000});
+  check_batch<T>(g, {op::convolve, 7, 100, 3000, 2, 1, 3, layout::gapped, layout::interleaved,
+                     layout::gapped, memory::pool});
 }
 
 TEMPLATE_TEST_CASE("batched: random sizes 1..300 with batches 2..40 and strides 1..3", "[numeric]",

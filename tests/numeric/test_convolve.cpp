@@ -46,8 +46,10 @@ TEMPLATE_TEST_CASE("banded products: fixed sizes against the long double loop", 
 // sides of the direct loop's bound (16 float, 48 double), outputs around the
 // register tile (32 float, 16 double values) and its 64-tap chunks, work on
 // both sides of the tiles' bounds (la x lout: 2^23 convolutions, 2^19
-// gradients), and a short output of many taps. grad_p (m, n): m outputs of n
-// taps; grad_q: n outputs of m taps; convolve: the shorter operand is the taps.
+// gradients), a short output of many taps, and below the direct loop's bound
+// both sides of the stack path's (banded_cpu.cpp run_tiny: blocks up to 32
+// outputs, axpys up to 128). grad_p (m, n): m outputs of n taps; grad_q:
+// n outputs of m taps; convolve: the shorter operand is the taps.
 TEMPLATE_TEST_CASE("banded products: both sides of the CPU paths' bounds", "[numeric]",
                    MARG_ALL_CONFIGS) {
   using T = typename TestType::T;
@@ -60,7 +62,12 @@ TEMPLATE_TEST_CASE("banded products: both sides of the CPU paths' bounds", "[num
       {op::grad_p, {300, 48}},   {op::grad_p, {31, 100}},      {op::grad_p, {32, 100}},
       {op::grad_p, {33, 100}},   {op::grad_p, {17, 65}},       {op::grad_p, {65, 129}},
       {op::grad_p, {1024, 512}}, {op::grad_p, {1025, 512}},    {op::grad_q, {512, 1024}},
-      {op::grad_q, {512, 1025}}, {op::grad_q, {60000, 40}},    {op::grad_p, {40, 60000}}};
+      {op::grad_q, {512, 1025}}, {op::grad_q, {60000, 40}},    {op::grad_p, {40, 60000}},
+      {op::convolve, {15, 18}},  {op::convolve, {15, 19}},     {op::grad_p, {32, 15}},
+      {op::grad_p, {33, 15}},    {op::convolve, {114, 15}},    {op::convolve, {15, 115}},
+      {op::grad_p, {128, 9}},    {op::grad_q, {15, 129}},      {op::convolve, {47, 82}},
+      {op::convolve, {83, 47}},  {op::grad_q, {47, 128}},      {op::grad_p, {129, 47}},
+      {op::convolve, {1, 1}},    {op::grad_p, {1, 1}},         {op::grad_q, {3, 1}}};
   int k = 0;
   for (const auto& [o, mn] : cases) {
     problem pr{o, mn.first, mn.second};

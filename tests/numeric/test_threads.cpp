@@ -21,13 +21,14 @@ namespace {
 
 // the CPU paths that use threads: one big problem split by output blocks
 // (m * n >= 2^20) or by register tiles (convolutions up to 2^23, short
-// outputs of many taps), many small problems split by problem, few mid-sized ones
+// outputs of many taps), many small problems split by problem (among them
+// few-tap ones on the stack path), few mid-sized ones
 struct threaded_case {
   int m, n, batch;
 };
-const threaded_case threaded_cases[] = {{1500, 1500, 1}, {3001, 700, 1}, {700, 3001, 1},
-                                        {50, 50, 1000},  {1, 37, 20000}, {300, 299, 7},
-                                        {100000, 40, 1}, {40, 100000, 1}};
+const threaded_case threaded_cases[] = {{1500, 1500, 1}, {3001, 700, 1},  {700, 3001, 1},
+                                        {50, 50, 1000},  {1, 37, 20000},  {300, 299, 7},
+                                        {100000, 40, 1}, {40, 100000, 1}, {6, 9, 30000}};
 
 // elements whose bits differ, and the largest relative difference
 struct bit_difference {

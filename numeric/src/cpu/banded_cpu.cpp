@@ -3,6 +3,7 @@
 #include <marg/numeric/backend.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "../detail/banded.hpp"
@@ -34,6 +35,136 @@ void gather(std::vector<T>& dst, const T* src, std::int64_t len, int inc, bool r
   } else {
     for (std::int64_t i = 0; i < len; ++i) dst[i] = src[i * inc];
   }
+}
+
+// A problem as the correlation out[j] = sum_k tap(k) X[j + k - lead], X of
+// length lx: how run_tiny reads a problem's operands
+struct tiny_shape {
+  std::int64_t taps, lx, lout, lead;
+  /// whether the taps come from b (a gradient's, or a convolution's shorter
+  /// operand; a convolution's taps run backwards, whichever operand they are)
+  bool taps_from_b;
+};
+
+// @return whether the problems of `x` fit run_tiny: fewer taps than the register
+// tiles take (tuning::simd_min_taps) and at most tuning::tiny_max_out outputs
+template <class T>
+bool tiny_fits(const banded_args<T>& x, tiny_shape& s) {
+  const std::int64_t m = x.m, n = x.n;
+  if (x.op == banded_op::convolve) {
+    const bool swap = m > n;  // taps: the shorter operand, reversed
+    s = {swap ? n : m, swap ? m : n, m + n - 1, (swap ? n : m) - 1, swap};
+  } else {
+    const bool gp = x.op == banded_op::grad_p;
+    s = {gp ? n : m, m + n - 1, gp ? m : n, 0, true};
+  }
+  return s.taps < tuning::simd_min_taps<T> && s.lout <= tuning::tiny_max_out;
+}
+
+// The operands of problem i of a batch as run_tiny reads them
+template <class T>
+struct tiny_operands {
+  const T *taps, *x;  // problem 0's
+  int tinc, xinc;     // element strides
+  std::int64_t tstride, xstride;
+  bool reversed;  // a convolution's taps run backwards
+  T* out;
+  int inc_out;
+  std::int64_t stride_out;
+
+  /// d[k] = tap(k) of problem i, k < n, as double
+  void load_taps(std::int64_t i, std::int64_t n, double* d) const {
+    const T* t = taps + i * tstride;
+    for (std::int64_t k = 0; k < n; ++k) d[k] = t[(reversed ? n - 1 - k : k) * tinc];
+  }
+};
+
+// Up to tuning::tiny_blocks_up_to outputs: blocks of tuning::tiny_block sums in
+// registers over a zero-padded copy of X (whole windows, no range tests)
+template <class T>
+void tiny_blocks(const tiny_operands<T>& o, const tiny_shape& s, std::int64_t i0, std::int64_t i1) {
+  constexpr int B = tuning::tiny_block;
+  const std::int64_t taps = s.taps, lx = s.lx, lout = s.lout, lead = s.lead;
+  // X_t = X[t - lead] for lead <= t < lead + lx, zero elsewhere, t < span
+  const std::int64_t span = (lout + B - 1) / B * B + taps - 1;
+  T xs[tuning::tiny_blocks_up_to + tuning::tiny_block + tuning::simd_min_taps<double>];
+  double ts[tuning::simd_min_taps<double>];
+  std::fill_n(xs, lead, T(0));
+  std::fill(xs + lead + lx, xs + span, T(0));
+  for (std::int64_t i = i0; i < i1; ++i) {
+    o.load_taps(i, taps, ts);
+    const T* const xp = o.x + i * o.xstride;
+    for (std::int64_t t = 0; t < lx; ++t) xs[lead + t] = xp[t * o.xinc];
+    T* const out = o.out + i * o.stride_out;
+    for (std::int64_t j0 = 0; j0 < lout; j0 += B) {
+      // taps whose window [j0 + k, j0 + k + B) meets the non-zero X; per
+      // output its taps in ascending order, plus exact zeros
+      const std::int64_t k0 = std::max<std::int64_t>(0, lead - j0 - B + 1);
+      const std::int64_t k1 = std::min<std::int64_t>(taps, lead + lx - j0);
+      double acc[B] = {};
+      for (std::int64_t k = k0; k < k1; ++k) {
+        const double tk = ts[k];
+        const T* const w = xs + j0 + k;
+        for (int r = 0; r < B; ++r) acc[r] = std::fma(tk, static_cast<double>(w[r]), acc[r]);
+      }
+      const std::int64_t n = std::min<std::int64_t>(B, lout - j0);
+      for (std::int64_t r = 0; r < n; ++r) out[(j0 + r) * o.inc_out] = static_cast<T>(acc[r]);
+    }
+  }
+}
+
+// Longer outputs: one vector axpy per tap over all of them, straight from X
+// where it is contiguous
+template <class T>
+void tiny_axpys(const tiny_operands<T>& o, const tiny_shape& s, std::int64_t i0, std::int64_t i1) {
+  const std::int64_t taps = s.taps, lx = s.lx, lout = s.lout, lead = s.lead;
+  T xs[tuning::tiny_max_out + tuning::simd_min_taps<double>];
+  double ts[tuning::simd_min_taps<double>];
+  double sums[tuning::tiny_max_out];
+  for (std::int64_t i = i0; i < i1; ++i) {
+    o.load_taps(i, taps, ts);
+    const T* xp = o.x + i * o.xstride;
+    if (o.xinc != 1) {
+      for (std::int64_t t = 0; t < lx; ++t) xs[t] = xp[t * o.xinc];
+      xp = xs;
+    }
+    std::fill_n(sums, lout, 0.0);
+    for (std::int64_t k = 0; k < taps; ++k) {
+      const double ak = ts[k];
+      const std::int64_t j0 = std::max<std::int64_t>(0, lead - k);
+      const std::int64_t j1 = std::min<std::int64_t>(lout, lead - k + lx);
+      const T* xk = xp + (j0 + k - lead);
+      for (std::int64_t j = j0; j < j1; ++j)
+        sums[j] = std::fma(ak, static_cast<double>(xk[j - j0]), sums[j]);
+    }
+    T* const out = o.out + i * o.stride_out;
+    for (std::int64_t j = 0; j < lout; ++j) out[j * o.inc_out] = static_cast<T>(sums[j]);
+  }
+}
+
+// Problems i0 <= i < i1 of few taps and outputs (tiny_fits), on the stack with
+// the shape decoded once for the batch: double sums, one fused multiply-add per
+// tap and output, taps in ascending order (correlate_direct's order, one
+// rounding less per term)
+template <class T>
+void run_tiny(const banded_args<T>& x, const tiny_shape& s, std::int64_t i0, std::int64_t i1) {
+  const bool conv = x.op == banded_op::convolve;
+  const bool from_b = s.taps_from_b;
+  // the taps: a gradient's b, a convolution's shorter operand; X: the other
+  const tiny_operands<T> o{from_b ? x.b : x.a,
+                           from_b ? x.a : x.b,
+                           from_b ? x.inc_b : x.inc_a,
+                           from_b ? x.inc_a : x.inc_b,
+                           from_b ? x.stride_b : x.stride_a,
+                           from_b ? x.stride_a : x.stride_b,
+                           conv,
+                           x.out,
+                           x.inc_out,
+                           x.stride_out};
+  if (s.lout <= tuning::tiny_blocks_up_to)
+    tiny_blocks(o, s, i0, i1);
+  else
+    tiny_axpys(o, s, i0, i1);
 }
 
 // one problem of the batch
@@ -75,6 +206,14 @@ void run(const banded_args<T>& x) {
   const int threads = cpu_threads();
   const auto len = lengths_of(x.op, x.m, x.n);
   const std::int64_t work = std::min(len.a, len.b) * len.out;
+  tiny_shape shape{};
+  if (tiny_fits(x, shape)) {
+    // per problem a few hundred multiply-adds at most: threads over problems
+    const std::int64_t total = shape.taps * shape.lout * std::int64_t{x.batch};
+    parallel_for(x.batch, total >= tuning::parallel_min_work ? threads : 1,
+                 [&](std::int64_t i0, std::int64_t i1) { run_tiny(x, shape, i0, i1); });
+    return;
+  }
   auto one = [&](std::int64_t i, int t) {
     run_one(x, x.a + i * x.stride_a, x.b + i * x.stride_b, x.out + i * x.stride_out, t);
   };
