@@ -1,5 +1,7 @@
-// CPU backend: gathers strided operands into contiguous scratch, maps each
-// banded product onto a correlation, spreads batches over host threads.
+// CPU backend: sums problems of few taps and outputs on the stack straight
+// from their operands (run_tiny); gathers the others' strided operands into
+// contiguous scratch and maps each onto a correlation; spreads batches over
+// host threads.
 #include <marg/numeric/backend.hpp>
 
 #include <algorithm>
