@@ -140,10 +140,13 @@ void grad_args(benchmark::internal::Benchmark* b) {
   sizes_and_threads(b, {65536});
 }
 
+// (batch, n) of the batched rows; 65536 x 6: a batch of particles adding two
+// dice (few outcomes, fixed cost per problem)
+constexpr std::pair<int, int> batched_shapes[] = {{16384, 64}, {4096, 512}, {65536, 6}};
+
 void batched_args(benchmark::internal::Benchmark* b) {
   b->ArgNames({"batch", "n", "threads"});
-  // 65536 x 6: a batch of particles adding two dice (few outcomes, fixed cost per problem)
-  for (const auto& [batch, n] : {std::pair{16384, 64}, std::pair{4096, 512}, std::pair{65536, 6}}) {
+  for (const auto& [batch, n] : batched_shapes) {
     b->Args({batch, n, 1});
     if (all_cores() > 1) b->Args({batch, n, all_cores()});
   }
@@ -152,8 +155,7 @@ void batched_args(benchmark::internal::Benchmark* b) {
 
 void plain_batched_args(benchmark::internal::Benchmark* b) {
   b->ArgNames({"batch", "n"});
-  for (const auto& [batch, n] : {std::pair{16384, 64}, std::pair{4096, 512}, std::pair{65536, 6}})
-    b->Args({batch, n});
+  for (const auto& [batch, n] : batched_shapes) b->Args({batch, n});
   b->UseRealTime()->Unit(benchmark::kMillisecond);
 }
 

@@ -1,7 +1,7 @@
-// CPU backend: sums problems of few taps and outputs on the stack straight
-// from their operands (run_tiny); gathers the others' strided operands into
-// contiguous scratch and maps each onto a correlation; spreads batches over
-// host threads.
+// CPU backend: maps each banded product onto a correlation (problem_shape);
+// sums problems of few taps and outputs on the stack straight from their
+// operands (run_tiny), gathers the others' strided operands into contiguous
+// scratch for correlate; spreads batches over host threads.
 #include <marg/numeric/backend.hpp>
 
 #include <algorithm>
@@ -40,32 +40,37 @@ void gather(std::vector<T>& dst, const T* src, std::int64_t len, int inc, bool r
 }
 
 // A problem as the correlation out[j] = sum_k tap(k) X[j + k - lead], X of
-// length lx: how run_tiny reads a problem's operands
-struct tiny_shape {
+// length lx, the form both paths compute: a convolution (symmetric) correlates
+// its shorter operand, reversed, with the longer one; a gradient its b with g
+struct problem_shape {
   std::int64_t taps, lx, lout, lead;
   /// whether the taps come from b (a gradient's, or a convolution's shorter
   /// operand; a convolution's taps run backwards, whichever operand they are)
   bool taps_from_b;
 };
 
-// @return whether the problems of `x` fit run_tiny: fewer taps than the register
-// tiles take (tuning::simd_min_taps) and at most tuning::tiny_max_out outputs
 template <class T>
-bool tiny_fits(const banded_args<T>& x, tiny_shape& s) {
+problem_shape shape_of(const banded_args<T>& x) {
   const std::int64_t m = x.m, n = x.n;
   if (x.op == banded_op::convolve) {
-    const bool swap = m > n;  // taps: the shorter operand, reversed
-    s = {swap ? n : m, swap ? m : n, m + n - 1, (swap ? n : m) - 1, swap};
-  } else {
-    const bool gp = x.op == banded_op::grad_p;
-    s = {gp ? n : m, m + n - 1, gp ? m : n, 0, true};
+    const bool swap = m > n;  // taps: the shorter operand
+    return {swap ? n : m, swap ? m : n, m + n - 1, (swap ? n : m) - 1, swap};
   }
+  const bool gp = x.op == banded_op::grad_p;
+  return {gp ? n : m, m + n - 1, gp ? m : n, 0, true};
+}
+
+// @return whether problems of shape `s` fit run_tiny: fewer taps than the
+// register tiles take (tuning::simd_min_taps) and at most tuning::tiny_max_out
+// outputs
+template <class T>
+bool fits_tiny(const problem_shape& s) {
   return s.taps < tuning::simd_min_taps<T> && s.lout <= tuning::tiny_max_out;
 }
 
-// The operands of problem i of a batch as run_tiny reads them
+// The operands of problem i of a batch: its taps, its X and its output
 template <class T>
-struct tiny_operands {
+struct problem_operands {
   const T *taps, *x;  // problem 0's
   int tinc, xinc;     // element strides
   std::int64_t tstride, xstride;
@@ -81,10 +86,26 @@ struct tiny_operands {
   }
 };
 
+template <class T>
+problem_operands<T> operands_of(const banded_args<T>& x, const problem_shape& s) {
+  const bool from_b = s.taps_from_b;
+  return {from_b ? x.b : x.a,
+          from_b ? x.a : x.b,
+          from_b ? x.inc_b : x.inc_a,
+          from_b ? x.inc_a : x.inc_b,
+          from_b ? x.stride_b : x.stride_a,
+          from_b ? x.stride_a : x.stride_b,
+          x.op == banded_op::convolve,
+          x.out,
+          x.inc_out,
+          x.stride_out};
+}
+
 // Up to tuning::tiny_blocks_up_to outputs: blocks of tuning::tiny_block sums in
 // registers over a zero-padded copy of X (whole windows, no range tests)
 template <class T>
-void tiny_blocks(const tiny_operands<T>& o, const tiny_shape& s, std::int64_t i0, std::int64_t i1) {
+void tiny_blocks(const problem_operands<T>& o, const problem_shape& s, std::int64_t i0,
+                 std::int64_t i1) {
   constexpr int B = tuning::tiny_block;
   const std::int64_t taps = s.taps, lx = s.lx, lout = s.lout, lead = s.lead;
   // X_t = X[t - lead] for lead <= t < lead + lx, zero elsewhere, t < span
@@ -118,7 +139,8 @@ void tiny_blocks(const tiny_operands<T>& o, const tiny_shape& s, std::int64_t i0
 // Longer outputs: one vector axpy per tap over all of them, straight from X
 // where it is contiguous
 template <class T>
-void tiny_axpys(const tiny_operands<T>& o, const tiny_shape& s, std::int64_t i0, std::int64_t i1) {
+void tiny_axpys(const problem_operands<T>& o, const problem_shape& s, std::int64_t i0,
+                std::int64_t i1) {
   const std::int64_t taps = s.taps, lx = s.lx, lout = s.lout, lead = s.lead;
   T xs[tuning::tiny_max_out + tuning::simd_min_taps<double>];
   double ts[tuning::simd_min_taps<double>];
@@ -144,60 +166,35 @@ void tiny_axpys(const tiny_operands<T>& o, const tiny_shape& s, std::int64_t i0,
   }
 }
 
-// Problems i0 <= i < i1 of few taps and outputs (tiny_fits), on the stack with
+// Problems i0 <= i < i1 of few taps and outputs (fits_tiny), on the stack with
 // the shape decoded once for the batch: double sums, one fused multiply-add per
 // tap and output, taps in ascending order (correlate_direct's order, one
 // rounding less per term)
 template <class T>
-void run_tiny(const banded_args<T>& x, const tiny_shape& s, std::int64_t i0, std::int64_t i1) {
-  const bool conv = x.op == banded_op::convolve;
-  const bool from_b = s.taps_from_b;
-  // the taps: a gradient's b, a convolution's shorter operand; X: the other
-  const tiny_operands<T> o{from_b ? x.b : x.a,
-                           from_b ? x.a : x.b,
-                           from_b ? x.inc_b : x.inc_a,
-                           from_b ? x.inc_a : x.inc_b,
-                           from_b ? x.stride_b : x.stride_a,
-                           from_b ? x.stride_a : x.stride_b,
-                           conv,
-                           x.out,
-                           x.inc_out,
-                           x.stride_out};
+void run_tiny(const problem_operands<T>& o, const problem_shape& s, std::int64_t i0,
+              std::int64_t i1) {
   if (s.lout <= tuning::tiny_blocks_up_to)
     tiny_blocks(o, s, i0, i1);
   else
     tiny_axpys(o, s, i0, i1);
 }
 
-// one problem of the batch
+// problem i of the batch: gathered into per-thread scratch, then correlate
 template <class T>
-void run_one(const banded_args<T>& x, const T* a, const T* b, T* out, int threads) {
-  scratch<T>& s = thread_scratch<T>();
-  const std::int64_t m = x.m, n = x.n;
-  correlation<T> c{};
-  if (x.op == banded_op::convolve) {
-    // convolution is symmetric: correlate the reversed shorter operand with the longer one
-    const bool swap = m > n;
-    const T* sh = swap ? b : a;
-    const T* lg = swap ? a : b;
-    const std::int64_t ls = swap ? n : m, ll = swap ? m : n;
-    gather(s.a, sh, ls, swap ? x.inc_b : x.inc_a, true);
-    gather(s.x, lg, ll, swap ? x.inc_a : x.inc_b, false);
-    c = {s.a.data(), ls, s.x.data(), ll, ls - 1, nullptr, m + n - 1};
-  } else {
-    const std::int64_t la = x.op == banded_op::grad_p ? n : m;
-    gather(s.a, b, la, x.inc_b, false);
-    gather(s.x, a, m + n - 1, x.inc_a, false);
-    c = {s.a.data(), la, s.x.data(), m + n - 1, 0, nullptr, x.op == banded_op::grad_p ? m : n};
-  }
-  if (x.inc_out == 1) {
+void run_one(const problem_operands<T>& o, const problem_shape& s, std::int64_t i, int threads) {
+  scratch<T>& sc = thread_scratch<T>();
+  gather(sc.a, o.taps + i * o.tstride, s.taps, o.tinc, o.reversed);
+  gather(sc.x, o.x + i * o.xstride, s.lx, o.xinc, false);
+  correlation<T> c{sc.a.data(), s.taps, sc.x.data(), s.lx, s.lead, nullptr, s.lout};
+  T* const out = o.out + i * o.stride_out;
+  if (o.inc_out == 1) {
     c.out = out;
     correlate(c, threads);
   } else {
-    s.out.resize(static_cast<std::size_t>(c.lout));
-    c.out = s.out.data();
+    sc.out.resize(static_cast<std::size_t>(c.lout));
+    c.out = sc.out.data();
     correlate(c, threads);
-    for (std::int64_t i = 0; i < c.lout; ++i) out[i * x.inc_out] = s.out[i];
+    for (std::int64_t j = 0; j < c.lout; ++j) out[j * o.inc_out] = sc.out[j];
   }
 }
 
@@ -206,27 +203,23 @@ void run_one(const banded_args<T>& x, const T* a, const T* b, T* out, int thread
 template <class T>
 void run(const banded_args<T>& x) {
   const int threads = cpu_threads();
-  const auto len = lengths_of(x.op, x.m, x.n);
-  const std::int64_t work = std::min(len.a, len.b) * len.out;
-  tiny_shape shape{};
-  if (tiny_fits(x, shape)) {
-    // per problem a few hundred multiply-adds at most: threads over problems
-    const std::int64_t total = shape.taps * shape.lout * std::int64_t{x.batch};
-    parallel_for(x.batch, total >= tuning::parallel_min_work ? threads : 1,
-                 [&](std::int64_t i0, std::int64_t i1) { run_tiny(x, shape, i0, i1); });
+  const problem_shape shape = shape_of(x);
+  const problem_operands<T> o = operands_of(x, shape);
+  const std::int64_t work = shape.taps * shape.lout;
+  if (fits_tiny<T>(shape)) {
+    // per problem a few thousand multiply-adds at most: threads over problems
+    parallel_for(x.batch, work * x.batch >= tuning::parallel_min_work ? threads : 1,
+                 [&](std::int64_t i0, std::int64_t i1) { run_tiny(o, shape, i0, i1); });
     return;
   }
-  auto one = [&](std::int64_t i, int t) {
-    run_one(x, x.a + i * x.stride_a, x.b + i * x.stride_b, x.out + i * x.stride_out, t);
-  };
   if (x.batch > 1 && work < tuning::parallel_min_work &&
       work * x.batch >= tuning::parallel_min_work) {
     // many small problems: one thread per range of problems
     parallel_for(x.batch, threads, [&](std::int64_t i0, std::int64_t i1) {
-      for (std::int64_t i = i0; i < i1; ++i) one(i, 1);
+      for (std::int64_t i = i0; i < i1; ++i) run_one(o, shape, i, 1);
     });
   } else {
-    for (std::int64_t i = 0; i < x.batch; ++i) one(i, threads);
+    for (std::int64_t i = 0; i < x.batch; ++i) run_one(o, shape, i, threads);
   }
 }
 
