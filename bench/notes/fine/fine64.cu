@@ -220,8 +220,12 @@ int main(int argc, char** argv) {
                           8 * WSMEM * 4));
   CK(cudaFuncSetAttribute(fine64<4, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                           4 * WSMEM * 4));
-  const char* names[] = {"lib", "fine4", "fine8", "fine4-nocompute", "copy"};
-  constexpr int NV = 5;
+  const char* names[] = {"lib",        "fine4",      "fine8",      "fine4-nocompute",
+                         "copy",       "copyL 0 KB", "copyL 72 KB", "copyL 80 KB",
+                         "copyL 100 KB"};
+  constexpr int NV = 9;
+  const int lsm[4] = {0, 72 << 10, 80 << 10, 100 << 10};
+  CK(cudaFuncSetAttribute(copy4, cudaFuncAttributeMaxDynamicSharedMemorySize, 100 << 10));
   auto call = [&](int v, int s) {
     const float* a = da + sa * s;
     const float* b = db + sa * s;
@@ -246,8 +250,12 @@ int main(int argc, char** argv) {
       case 3:
         return launch_pdl(fine64<4, false>, (warps + 3) / 4, 128, 4 * WSMEM * 4, st, a, b, o,
                           batch);
-      default:
+      case 4:
         return launch_pdl(copy4, sms * 8, 256, 0, st, (const float4*)a, (const float4*)b,
+                          (float4*)o, long(sa / 4), long(batch) * LO / 4);
+      default:  // the copy on the lane kernel's grid shape (2 blocks per SM), shared memory
+                // reserved as the lane kernel's 80 KB and less
+        return launch_pdl(copy4, 2 * sms, 288, lsm[v - 5], st, (const float4*)a, (const float4*)b,
                           (float4*)o, long(sa / 4), long(batch) * LO / 4);
     }
   };
