@@ -152,6 +152,28 @@ __global__ void __launch_bounds__(WPB * 32) fine64(const float* __restrict__ A,
   for (int v = lane; v < PPW * LO / 4; v += 32) go[v] = lds4(os + 4 * v);
 }
 
+// the fine kernel's traffic without shared memory: a warp loads its 8
+// problems' 4 KB and stores its 4 KB output run straight from registers
+__global__ void __launch_bounds__(128) fine_direct(const float* __restrict__ A,
+                                                   const float* __restrict__ B,
+                                                   float* __restrict__ O, int batch) {
+  pdl();
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  const long p0 = (long(blockIdx.x) * 4 + w) * PPW;
+  if (p0 >= batch) return;
+  const float4* ga = reinterpret_cast<const float4*>(A + p0 * N);
+  const float4* gb = reinterpret_cast<const float4*>(B + p0 * N);
+  float4 r[8];
+#pragma unroll
+  for (int u = 0; u < 4; ++u) r[u] = __ldg(ga + lane + 32 * u);
+#pragma unroll
+  for (int u = 0; u < 4; ++u) r[4 + u] = __ldg(gb + lane + 32 * u);
+  float4* go = reinterpret_cast<float4*>(O + p0 * LO);
+#pragma unroll
+  for (int u = 0; u < 8; ++u)
+    if (lane + 32 * u < PPW * LO / 4) go[lane + 32 * u] = r[u];
+}
+
 // the forward's traffic, 4 float4 in flight per thread (round 12's best copy)
 __global__ void copy4(const float4* __restrict__ a, const float4* __restrict__ b,
                       float4* __restrict__ out, long na4, long nout4) {
@@ -222,8 +244,8 @@ int main(int argc, char** argv) {
                           4 * WSMEM * 4));
   const char* names[] = {"lib",        "fine4",      "fine8",      "fine4-nocompute",
                          "copy",       "copyL 0 KB", "copyL 72 KB", "copyL 80 KB",
-                         "copyL 100 KB"};
-  constexpr int NV = 9;
+                         "copyL 100 KB", "fine-direct"};
+  constexpr int NV = 10;
   const int lsm[4] = {0, 72 << 10, 80 << 10, 100 << 10};
   CK(cudaFuncSetAttribute(copy4, cudaFuncAttributeMaxDynamicSharedMemorySize, 100 << 10));
   auto call = [&](int v, int s) {
@@ -253,6 +275,8 @@ int main(int argc, char** argv) {
       case 4:
         return launch_pdl(copy4, sms * 8, 256, 0, st, (const float4*)a, (const float4*)b,
                           (float4*)o, long(sa / 4), long(batch) * LO / 4);
+      case 9:
+        return launch_pdl(fine_direct, (warps + 3) / 4, 128, 0, st, a, b, o, batch);
       default:  // the copy on the lane kernel's grid shape (2 blocks per SM), shared memory
                 // reserved as the lane kernel's 80 KB and less
         return launch_pdl(copy4, 2 * sms, 288, lsm[v - 5], st, (const float4*)a, (const float4*)b,
