@@ -38,8 +38,8 @@ namespace mc = marg::detail::cuda;
   } while (0)
 
 constexpr int N = 64, LO = 2 * N - 1, PPW = 8;  // taps, outputs, problems per warp
-constexpr int TS = 68;                           // taps row stride in shared memory
-constexpr int XS = 100;                          // x row: 16 zeros, 64 values, 16 zeros, 4 pad
+constexpr int TS = 68;                          // taps row stride in shared memory
+constexpr int XS = 100;                         // x row: 16 zeros, 64 values, 16 zeros, 4 pad
 constexpr int WSMEM = PPW * TS + PPW * XS + PPW * LO;  // floats per warp (16-byte multiple)
 static_assert(WSMEM % 4 == 0 && (PPW * TS + PPW * XS) % 4 == 0);
 
@@ -67,9 +67,9 @@ __device__ __forceinline__ seg seg2_of(int q) {
 }
 
 template <int WPB, bool Compute>
-__global__ void __launch_bounds__(WPB * 32) fine64(const float* __restrict__ A,
-                                                   const float* __restrict__ B,
-                                                   float* __restrict__ O, int batch) {
+__global__ void __launch_bounds__(WPB * 32)
+    fine64(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ O,
+           int batch) {
   pdl();
   extern __shared__ float4 smem4[];
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
@@ -154,9 +154,9 @@ __global__ void __launch_bounds__(WPB * 32) fine64(const float* __restrict__ A,
 
 // the fine kernel's traffic without shared memory: a warp loads its 8
 // problems' 4 KB and stores its 4 KB output run straight from registers
-__global__ void __launch_bounds__(128) fine_direct(const float* __restrict__ A,
-                                                   const float* __restrict__ B,
-                                                   float* __restrict__ O, int batch) {
+__global__ void __launch_bounds__(128)
+    fine_direct(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ O,
+                int batch) {
   pdl();
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
   const long p0 = (long(blockIdx.x) * 4 + w) * PPW;
@@ -195,8 +195,7 @@ __global__ void copy4(const float4* __restrict__ a, const float4* __restrict__ b
 }
 
 template <class K, class... Args>
-void launch_pdl(K kernel, int grid, int threads, std::size_t smem, cudaStream_t st,
-                Args... args) {
+void launch_pdl(K kernel, int grid, int threads, std::size_t smem, cudaStream_t st, Args... args) {
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(grid);
   cfg.blockDim = dim3(threads);
@@ -242,8 +241,8 @@ int main(int argc, char** argv) {
                           8 * WSMEM * 4));
   CK(cudaFuncSetAttribute(fine64<4, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                           4 * WSMEM * 4));
-  const char* names[] = {"lib",        "fine4",      "fine8",      "fine4-nocompute",
-                         "copy",       "copyL 0 KB", "copyL 72 KB", "copyL 80 KB",
+  const char* names[] = {"lib",          "fine4",      "fine8",       "fine4-nocompute",
+                         "copy",         "copyL 0 KB", "copyL 72 KB", "copyL 80 KB",
                          "copyL 100 KB", "fine-direct"};
   constexpr int NV = 10;
   const int lsm[4] = {0, 72 << 10, 80 << 10, 100 << 10};
@@ -264,11 +263,9 @@ int main(int argc, char** argv) {
         return;
       }
       case 1:
-        return launch_pdl(fine64<4, true>, (warps + 3) / 4, 128, 4 * WSMEM * 4, st, a, b, o,
-                          batch);
+        return launch_pdl(fine64<4, true>, (warps + 3) / 4, 128, 4 * WSMEM * 4, st, a, b, o, batch);
       case 2:
-        return launch_pdl(fine64<8, true>, (warps + 7) / 8, 256, 8 * WSMEM * 4, st, a, b, o,
-                          batch);
+        return launch_pdl(fine64<8, true>, (warps + 7) / 8, 256, 8 * WSMEM * 4, st, a, b, o, batch);
       case 3:
         return launch_pdl(fine64<4, false>, (warps + 3) / 4, 128, 4 * WSMEM * 4, st, a, b, o,
                           batch);
