@@ -139,3 +139,18 @@ TEMPLATE_TEST_CASE("batched: gradients of long taps and a few hundred outputs", 
   check_batch<T>(g, {op::grad_p, 513, 280, 340, 1, 1, 1, gap, gap, gap, memory::pool});
   check_batch<T>(g, {op::grad_q, 450, 400, 520});
 }
+
+// round 43's rule (launch_banded.cu, batch_audit::big_grad_batch): float
+// gradients of more than 256 taps and 513-767 outputs go to the paired-block
+// kernel from 1500 problems and to lane per problem from 3000 where they fit;
+// 1499 problems keep the tiles
+TEMPLATE_TEST_CASE("batched: gradients of long taps and 513-767 outputs in many problems",
+                   "[numeric]", marg::test::cuda_f) {
+  using T = typename TestType::T;
+  MARG_RANDOM_CASE(TestType);
+  const layout gap = layout::gapped;
+  check_batch<T>(g, {op::grad_p, 520, 300, 1500});
+  check_batch<T>(g, {op::grad_p, 520, 300, 1499, 1, 1, 1, gap, gap, gap, memory::pool});
+  check_batch<T>(g, {op::grad_q, 270, 700, 3000});
+  check_batch<T>(g, {op::grad_p, 767, 260, 3001, 1, 1, 1, gap, gap, gap, memory::pool});
+}

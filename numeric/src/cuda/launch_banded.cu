@@ -353,6 +353,13 @@ struct batch_audit {
   /// mid 98.2; at 308-321 problems the tiles won 3 of 5; at 513-767 outputs pairs was
   /// slower by 9-13 % at 4 of 13, so those keep the tiles and lane)
   static constexpr std::int64_t pairs_grad_out = 512, pairs_grad_batch = 340;
+  /// float gradients of more taps and pairs_grad_out + 1 .. mma_grad_out - 1 outputs
+  /// from big_grad_batch problems: lane from big_grad_lane_batch where it fits, else
+  /// pairs, else lane (round 43, H100, bench/NOTES.md; read off round 41's 89 shapes
+  /// there: of the 23 it moves, 22 faster by > 5 %, none slower, geometric mean
+  /// 0.641x, e.g. grad_p 3983 x 277 x 521 lane 37.1 us against mid 90.5; at 861-1340
+  /// problems pairs took 0.72-1.13x the tile's time)
+  static constexpr std::int64_t big_grad_batch = 1500, big_grad_lane_batch = 3000;
   /// warp: up to few_taps taps from few_batch problems, or up to some_taps
   /// from some_batch (float, double), whatever the outputs (call 13: still
   /// the best variant at 40000, double grad_p 700 x 20 x 40000 304.6 us
@@ -391,6 +398,13 @@ std::optional<kernel_variant> audited_batch(const correlation_view<T>& c) {
   const bool pairs_grad = c.lead == 0 && taps > d::pairs_taps && out <= d::pairs_grad_out &&
                           batch >= d::pairs_grad_batch;
   if (is_float && (pairs_short || pairs_grad) && pairs_supports(c)) return kernel_variant::pairs;
+  if (is_float && c.lead == 0 && taps > d::pairs_taps && out > d::pairs_grad_out &&
+      out < d::mma_grad_out && batch >= d::big_grad_batch) {
+    const bool lane = lane_supports(c);
+    if (lane && batch >= d::big_grad_lane_batch) return kernel_variant::lane;
+    if (pairs_supports(c)) return kernel_variant::pairs;
+    if (lane) return kernel_variant::lane;
+  }
   const bool few = taps <= d::few_taps && batch >= (is_float ? d::few_batch_f : d::few_batch_d);
   const bool some = taps <= d::some_taps && batch >= (is_float ? d::some_batch_f : d::some_batch_d);
   if (few || some) return kernel_variant::warp;
