@@ -351,7 +351,7 @@ struct batch_audit {
   /// pairs_grad_batch problems (round 41, H100, bench/NOTES.md: held out, 0.82x the old
   /// choice at 41 shapes, none slower by 5 %, e.g. grad_p 5302 x 409 x 295 54.5 us against
   /// mid 98.2; at 308-321 problems the tiles won 3 of 5; at 513-767 outputs pairs was
-  /// slower by 9-13 % at 4 of 13, so those keep the tiles and lane)
+  /// slower by 9-13 % at 4 of 13, all from 345-1061 problems: see big_grad_batch)
   static constexpr std::int64_t pairs_grad_out = 512, pairs_grad_batch = 340;
   /// float gradients of more taps and pairs_grad_out + 1 .. mma_grad_out - 1 outputs
   /// from big_grad_batch problems: lane from big_grad_lane_batch where it fits, else
@@ -395,11 +395,11 @@ std::optional<kernel_variant> audited_batch(const correlation_view<T>& c) {
   if (batch < 2 || out < d::min_out) return std::nullopt;
   const bool pairs_short =
       out <= d::pairs_max_out && batch >= d::pairs_batch && taps <= d::pairs_taps;
-  const bool pairs_grad = c.lead == 0 && taps > d::pairs_taps && out <= d::pairs_grad_out &&
-                          batch >= d::pairs_grad_batch;
+  // float gradients of more taps than pairs_short takes (rounds 41 and 43)
+  const bool long_grad = is_float && c.lead == 0 && taps > d::pairs_taps;
+  const bool pairs_grad = long_grad && out <= d::pairs_grad_out && batch >= d::pairs_grad_batch;
   if (is_float && (pairs_short || pairs_grad) && pairs_supports(c)) return kernel_variant::pairs;
-  if (is_float && c.lead == 0 && taps > d::pairs_taps && out > d::pairs_grad_out &&
-      out < d::mma_grad_out && batch >= d::big_grad_batch) {
+  if (long_grad && out > d::pairs_grad_out && out < d::mma_grad_out && batch >= d::big_grad_batch) {
     const bool lane = lane_supports(c);
     if (lane && batch >= d::big_grad_lane_batch) return kernel_variant::lane;
     if (pairs_supports(c)) return kernel_variant::pairs;
