@@ -2,67 +2,102 @@
 find_package(Threads REQUIRED)
 find_package(Eigen3 3.4 REQUIRED NO_MODULE)
 
-# jemalloc is linked statically from Debian's PIC archive and kept private.
-# Debian builds it without a symbol prefix: its archive defines malloc, free,
-# calloc, realloc, posix_memalign, ... and (jemalloc_cpp.pic.o) operator
-# new/delete. Linked as is into a program, those would replace the program's
-# own allocator. So, at configure time, a private copy is made:
-#   1. jemalloc_cpp.pic.o (operator new/delete) is dropped;
-#   2. every global symbol the archive defines is renamed with the prefix
-#      marg_je_ (objcopy --redefine-syms), references inside the archive
-#      included, so malloc becomes marg_je_malloc, mallocx marg_je_mallocx and
-#      the internal je_* symbols marg_je_je_*; references to libc stay as they are;
-#   3. its objects are extracted and become part of libmarg itself (a static
-#      libmarg.a needs no jemalloc at link time; a shared libmarg links the
-#      renamed archive with --exclude-libs so nothing of it is exported).
-# numeric/src/memory/jemalloc.hpp maps the header's je_* names onto marg_je_*.
-find_path(MARG_JEMALLOC_INCLUDE_DIR jemalloc/jemalloc.h REQUIRED)
-find_library(MARG_JEMALLOC_PIC_LIBRARY NAMES libjemalloc_pic.a REQUIRED)
+# jemalloc: libmarg's private copy, built once per build tree from Debian's
+# source package. Debian's binary archive (libjemalloc_pic.a) cannot serve:
+# it is compiled with the initial-exec TLS model, and a shared object holding
+# it sets STATIC_TLS, so dlopen (Python, Julia, R, JNI) fails with "cannot
+# allocate memory in static TLS block". Built here with
+#   --with-jemalloc-prefix=marg_je_     public API marg_je_malloc, ... (never
+#                                       the program's malloc)
+#   --with-private-namespace=marg_je_   internal symbols prefixed as well, so
+#                                       nothing clashes with another jemalloc
+#                                       linked into the same program
+#   --disable-initial-exec-tls          global-dynamic TLS: dlopen-safe
+#   --disable-cxx                       no operator new/delete
+# and Debian's own page-size settings (debian/rules). Its objects become part
+# of libmarg.a (a program linking it needs no jemalloc); libmarg.so links the
+# archive with --exclude-libs so nothing of it is exported.
+#
+# The source comes from MARG_JEMALLOC_SOURCE_DIR (an unpacked source tree,
+# e.g. from `apt-get source jemalloc`) or, when that is empty, from
+# `apt-get source jemalloc` run into the build tree, which needs a deb-src
+# entry in APT's sources (scripts/common.sh adds one on Debian).
+set(MARG_JEMALLOC_SOURCE_DIR "$ENV{MARG_JEMALLOC_SOURCE_DIR}" CACHE PATH
+    "Unpacked jemalloc source tree (Debian's source package); empty: apt-get source")
+
+function(marg_fetch_jemalloc_source dir out)
+  file(GLOB found LIST_DIRECTORIES true ${dir}/jemalloc-*/configure)
+  if(NOT found)
+    find_program(MARG_APT_GET apt-get)
+    if(NOT MARG_APT_GET)
+      message(FATAL_ERROR "libmarg: no jemalloc source: set MARG_JEMALLOC_SOURCE_DIR to an "
+                          "unpacked jemalloc 5.3 source tree (Debian: apt-get source jemalloc)")
+    endif()
+    file(REMOVE_RECURSE ${dir})
+    file(MAKE_DIRECTORY ${dir})
+    message(STATUS "libmarg: apt-get source jemalloc (into ${dir})")
+    execute_process(COMMAND ${MARG_APT_GET} source -qq jemalloc WORKING_DIRECTORY ${dir}
+                    RESULT_VARIABLE rc OUTPUT_VARIABLE log ERROR_VARIABLE log)
+    file(GLOB found LIST_DIRECTORIES true ${dir}/jemalloc-*/configure)
+    if(rc OR NOT found)
+      message(FATAL_ERROR "libmarg: `apt-get source jemalloc` failed:\n${log}\n"
+                          "APT needs a deb-src entry and dpkg-dev (scripts/common.sh sets both "
+                          "up on Debian), or set MARG_JEMALLOC_SOURCE_DIR")
+    endif()
+  endif()
+  list(GET found 0 configure)
+  get_filename_component(src ${configure} DIRECTORY)
+  set(${out} ${src} PARENT_SCOPE)
+endfunction()
 
 function(marg_make_private_jemalloc)
   set(dir ${CMAKE_BINARY_DIR}/marg_jemalloc)
-  set(archive ${dir}/libmarg_jemalloc.a)
-  set(stamp ${dir}/source.txt)
-  # the copy is remade when the Debian archive changes (it triggers a reconfigure)
-  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${MARG_JEMALLOC_PIC_LIBRARY})
-  file(TIMESTAMP ${MARG_JEMALLOC_PIC_LIBRARY} src_time)
-  set(id "${MARG_JEMALLOC_PIC_LIBRARY} ${src_time} v2")
+  set(src "${MARG_JEMALLOC_SOURCE_DIR}")
+  if(src STREQUAL "")
+    marg_fetch_jemalloc_source(${dir}/source src)
+  elseif(NOT EXISTS ${src}/configure)
+    message(FATAL_ERROR "libmarg: MARG_JEMALLOC_SOURCE_DIR=${src} holds no jemalloc configure")
+  endif()
+  # Debian's page sizes: 4 KiB pages on x86, up to 64 KiB elsewhere (debian/rules)
+  set(lg_page 16)
+  if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64|i[3-6]86)$")
+    set(lg_page 12)
+  endif()
+  set(options --with-jemalloc-prefix=marg_je_ --with-private-namespace=marg_je_
+              --disable-initial-exec-tls --disable-cxx --disable-doc
+              --with-lg-page=${lg_page} --with-lg-hugepage=21)
+  if(CMAKE_CROSSCOMPILING AND CMAKE_C_COMPILER_TARGET)
+    list(APPEND options --host=${CMAKE_C_COMPILER_TARGET})
+  endif()
+  set(build ${dir}/build)
+  set(archive ${build}/lib/libjemalloc_pic.a)
+  set(stamp ${dir}/built.txt)
+  set(id "${src} ${CMAKE_C_COMPILER} ${options} v3")
   set(old_id "")
   if(EXISTS ${stamp})
     file(READ ${stamp} old_id)
   endif()
   if(NOT old_id STREQUAL id OR NOT EXISTS ${archive})
-    foreach(tool CMAKE_NM CMAKE_AR CMAKE_OBJCOPY)
-      if(NOT ${tool})
-        message(FATAL_ERROR "libmarg: ${tool} is needed to make jemalloc private")
-      endif()
-    endforeach()
-    file(REMOVE_RECURSE ${dir})
-    file(MAKE_DIRECTORY ${dir}/objects)
-    configure_file(${MARG_JEMALLOC_PIC_LIBRARY} ${dir}/copy.a COPYONLY)
-    execute_process(COMMAND ${CMAKE_AR} d ${dir}/copy.a jemalloc_cpp.pic.o
-                    RESULT_VARIABLE rc)
-    execute_process(COMMAND ${CMAKE_NM} -g --defined-only ${dir}/copy.a
-                    OUTPUT_VARIABLE syms RESULT_VARIABLE rc2)
-    if(rc OR rc2)
-      message(FATAL_ERROR "libmarg: cannot read ${MARG_JEMALLOC_PIC_LIBRARY}")
+    include(ProcessorCount)
+    ProcessorCount(jobs)
+    if(jobs EQUAL 0)
+      set(jobs 2)
     endif()
-    string(REGEX MATCHALL "[0-9a-fA-F]+ [A-Za-z] [^\n]+" lines "${syms}")
-    set(names "")
-    foreach(line IN LISTS lines)
-      string(REGEX REPLACE "^[0-9a-fA-F]+ [A-Za-z] " "" name "${line}")
-      list(APPEND names "${name}")
-    endforeach()
-    list(REMOVE_DUPLICATES names)
-    list(TRANSFORM names REPLACE "^(.+)$" "\\1 marg_je_\\1")
-    list(JOIN names "\n" map)
-    file(WRITE ${dir}/rename.txt "${map}\n")
-    execute_process(COMMAND ${CMAKE_OBJCOPY} --redefine-syms=${dir}/rename.txt
-                            ${dir}/copy.a ${archive} RESULT_VARIABLE rc)
-    if(rc)
-      message(FATAL_ERROR "libmarg: objcopy failed on the jemalloc archive")
+    file(REMOVE_RECURSE ${build} ${dir}/objects)
+    file(MAKE_DIRECTORY ${build} ${dir}/objects)
+    message(STATUS "libmarg: building the private jemalloc from ${src}")
+    execute_process(COMMAND ${CMAKE_COMMAND} -E env CC=${CMAKE_C_COMPILER}
+                            ${src}/configure ${options}
+                    WORKING_DIRECTORY ${build} RESULT_VARIABLE rc
+                    OUTPUT_FILE ${dir}/configure.log ERROR_FILE ${dir}/configure.log)
+    if(NOT rc)
+      execute_process(COMMAND make -j${jobs} build_lib_static WORKING_DIRECTORY ${build}
+                      RESULT_VARIABLE rc OUTPUT_FILE ${dir}/make.log ERROR_FILE ${dir}/make.log)
     endif()
-    file(REMOVE ${dir}/copy.a)
+    if(rc OR NOT EXISTS ${archive})
+      message(FATAL_ERROR "libmarg: building jemalloc failed; see ${dir}/configure.log "
+                          "and ${dir}/make.log")
+    endif()
     execute_process(COMMAND ${CMAKE_AR} x ${archive} WORKING_DIRECTORY ${dir}/objects
                     RESULT_VARIABLE rc)
     if(rc)
@@ -71,6 +106,7 @@ function(marg_make_private_jemalloc)
     file(WRITE ${stamp} "${id}")
   endif()
   file(GLOB objects ${dir}/objects/*.o)
+  set(MARG_JEMALLOC_INCLUDE_DIR ${build}/include PARENT_SCOPE)
   set(MARG_JEMALLOC_PRIVATE_ARCHIVE ${archive} PARENT_SCOPE)
   set(MARG_JEMALLOC_PRIVATE_OBJECTS ${objects} PARENT_SCOPE)
 endfunction()

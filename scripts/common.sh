@@ -11,23 +11,54 @@ MARG_BUILD_DIR=${MARG_BUILD_DIR:-$MARG_ROOT/build/$MARG_PRESET}
 MARG_JOBS=${MARG_JOBS:-2}
 
 # Debian packages the build needs; installed only when missing
-# (doxygen and graphviz: the API reference, checked by scripts/test; fftw: the
+# (dpkg-dev, bzip2, xz-utils: `apt-get source jemalloc`, which the build
+# compiles into its private allocator (cmake/marg_dependencies.cmake); python3
+# and python3-numpy: the test that loads libmarg.so with ctypes after numpy;
+# doxygen and graphviz: the API reference, checked by scripts/test; fftw: the
 # accuracy comparison in bench/accuracy; pkg-config: the consumer tests;
 # clang and its runtimes: the libFuzzer targets; clang-format: the format test)
-MARG_PACKAGES=(cmake make g++ libeigen3-dev libjemalloc-dev catch2 libbenchmark-dev
+MARG_PACKAGES=(cmake make g++ libeigen3-dev dpkg-dev bzip2 xz-utils catch2 libbenchmark-dev
+  python3 python3-numpy
   doxygen graphviz libfftw3-dev pkg-config clang libclang-rt-14-dev clang-format)
+
+# APT needs a deb-src entry for `apt-get source jemalloc`; when none is
+# configured, one is added for each Debian `deb` source already there
+marg_add_deb_src() {
+  local f added=0
+  shopt -s nullglob
+  if grep -qsE '^(deb-src |Types:.*deb-src)' /etc/apt/sources.list /etc/apt/sources.list.d/*; then
+    shopt -u nullglob
+    return 1
+  fi
+  for f in /etc/apt/sources.list.d/*.sources; do
+    grep -q 'debian' "$f" || continue
+    sed -E 's/^Types:.*$/Types: deb-src/' "$f" >"/etc/apt/sources.list.d/marg-src-$(basename "$f")"
+    added=1
+  done
+  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+    [[ -f $f ]] && grep -qE '^deb .*debian' "$f" || continue
+    grep -E '^deb .*debian' "$f" | sed 's/^deb /deb-src /' >"/etc/apt/sources.list.d/marg-src-$(basename "$f" .list).list"
+    added=1
+  done
+  shopt -u nullglob
+  ((added))
+}
 
 marg_install_packages() {
   if ! command -v dpkg-query >/dev/null; then
     echo "note: not a Debian system; assuming ${MARG_PACKAGES[*]} are installed" >&2
     return 0
   fi
-  local missing=() p
+  local missing=() p update=0
   for p in "${MARG_PACKAGES[@]}"; do
     [[ $(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null) == installed ]] ||
       missing+=("$p")
   done
-  ((${#missing[@]} == 0)) && return 0
+  if ((EUID == 0)) && marg_add_deb_src; then
+    echo "added deb-src entries to APT's sources (for apt-get source jemalloc)"
+    update=1
+  fi
+  ((${#missing[@]} == 0 && update == 0)) && return 0
   local sudo=()
   if ((EUID != 0)); then
     command -v sudo >/dev/null || {
@@ -36,8 +67,9 @@ marg_install_packages() {
     }
     sudo=(sudo)
   fi
-  echo "installing Debian packages: ${missing[*]}"
   "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  ((${#missing[@]} == 0)) && return 0
+  echo "installing Debian packages: ${missing[*]}"
   "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
     apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null
 }
