@@ -6,8 +6,7 @@
 #include <math.h>
 #include <stdio.h>
 
-typedef int (*convolve_f64)(int, int, const double*, int, const double*, int, double*, int,
-                            void*);
+typedef int (*convolve_f64)(int, int, const double*, int, const double*, int, double*, int, void*);
 typedef const char* (*version_fn)(void);
 
 int main(int argc, char** argv) {

@@ -13,6 +13,7 @@
 #include <marg/numeric/convolve.hpp>
 #include <marg/numeric/error.hpp>
 #include <marg/numeric/graph.hpp>
+#include <marg/numeric/log_convolve.hpp>
 #include <marg/numeric/parallel.hpp>
 #include <marg/numeric/pool.hpp>
 #include <marg/numeric/stream.hpp>

@@ -112,3 +112,15 @@ void synchronize_quietly(void* stream) noexcept {
 }
 
 }  // namespace marg::detail::device
+
+namespace marg::detail::device {
+
+void copy_strided(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
+                  std::size_t size, std::size_t count) {
+  if (count == 0) return;
+  // cudaMemcpyDefault: unified addressing tells each side's kind (pageable
+  // host memory included), so one call serves every pair of memory kinds
+  MARG_CUDA_TRY(cudaMemcpy2D(dst, dst_pitch, src, src_pitch, size, count, cudaMemcpyDefault));
+}
+
+}  // namespace marg::detail::device

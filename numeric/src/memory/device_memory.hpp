@@ -73,6 +73,20 @@ void host_access(const void* ptr, std::size_t bytes, void* stream);
 /// @throws marg::cuda_error
 void prefetch(const void* ptr, std::size_t bytes, bool to_device, void* stream);
 
+/// Copies `count` elements of `size` bytes from `src` (every `src_pitch`
+/// bytes) to `dst` (every `dst_pitch` bytes), each side host, managed or
+/// device memory; synchronous with respect to the host. Without a usable GPU
+/// both sides must be host memory.
+/// @param dst first destination element
+/// @param dst_pitch bytes between destination elements
+/// @param src first source element
+/// @param src_pitch bytes between source elements
+/// @param size bytes of one element
+/// @param count number of elements
+/// @throws marg::cuda_error
+void copy_strided(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
+                  std::size_t size, std::size_t count);
+
 /// Puts `stream` in capture mode (CUDA stream capture, this thread only):
 /// the libmarg calls that follow on it are recorded, not run; managed
 /// operands are noted for prefetch at replay instead of being prefetched.

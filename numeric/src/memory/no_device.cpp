@@ -1,5 +1,7 @@
 // The device interface of a build without the CUDA backend: no GPU, and the
 // pool never calls the rest.
+#include <cstring>
+
 #include "device_memory.hpp"
 
 namespace marg::detail::device {
@@ -32,6 +34,12 @@ void synchronize_quietly(void*) noexcept {}
 void synchronize(void*) {}
 void host_access(const void*, std::size_t, void*) {}
 void prefetch(const void*, std::size_t, bool, void*) {}
+void copy_strided(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
+                  std::size_t size, std::size_t count) {
+  auto* d = static_cast<char*>(dst);
+  const auto* s = static_cast<const char*>(src);
+  for (std::size_t i = 0; i < count; ++i) std::memcpy(d + i * dst_pitch, s + i * src_pitch, size);
+}
 void begin_capture(void*) {}
 void* end_capture(void*, bool) {
   return nullptr;
