@@ -2,12 +2,14 @@
 // and 65536, float and double, one thread and all cores, plus batches of
 // convolutions and gradients against the plain loop over the batch.
 // The FLOP/s counter counts 2 m n operations per product (one multiply-add
-// per non-zero band entry), the convention of ARCHITECTURE.md §5.
+// per non-zero band entry), the convention of ARCHITECTURE.md §5. The BM_log
+// rows run log_convolve on log-probabilities beside the linear rows.
 #include <marg/marg.hpp>
 
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <thread>
@@ -124,6 +126,71 @@ void BM_marg_batched(benchmark::State& state) {
   set_flops(state, 2.0 * n * n * batch);
 }
 
+// log-probabilities of random weights: one window each (float and double),
+// so the log-space product is one linear product plus the scaling passes
+template <class T>
+std::vector<T> random_logs(std::int64_t size, unsigned seed) {
+  auto v = random_vector<T>(size, seed);
+  for (auto& x : v) x = static_cast<T>(std::log(static_cast<double>(x)));
+  return v;
+}
+
+// log_convolve of size m = n = range(0) on range(1) host threads, beside
+// BM_marg's convolve rows
+template <class T>
+void BM_log(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  marg::set_backend(marg::backend::cpu);
+  marg::set_cpu_threads(static_cast<int>(state.range(1)));
+  const auto a = random_logs<T>(n, 1), b = random_logs<T>(n, 2);
+  std::vector<T> r(2 * static_cast<std::size_t>(n) - 1);
+  for (auto _ : state) {
+    marg::log_convolve<T>(n, n, a.data(), 1, b.data(), 1, r.data(), 1);
+    benchmark::DoNotOptimize(r.data());
+    benchmark::ClobberMemory();
+  }
+  set_flops(state, 2.0 * n * n);
+}
+
+// log_convolve of Binomial(n - 1, 1/2) with itself: probabilities down to
+// 2^-(n-1), far below T's range, so the operands are cut into many windows
+template <class T>
+void BM_log_wide(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  marg::set_backend(marg::backend::cpu);
+  marg::set_cpu_threads(static_cast<int>(state.range(1)));
+  std::vector<T> a(static_cast<std::size_t>(n));
+  for (int k = 0; k < n; ++k)
+    a[k] = static_cast<T>(std::lgamma(n) - std::lgamma(k + 1.0) - std::lgamma(n - k + 0.0) -
+                          (n - 1) * std::log(2.0));
+  std::vector<T> r(2 * static_cast<std::size_t>(n) - 1);
+  for (auto _ : state) {
+    marg::log_convolve<T>(n, n, a.data(), 1, a.data(), 1, r.data(), 1);
+    benchmark::DoNotOptimize(r.data());
+    benchmark::ClobberMemory();
+  }
+  set_flops(state, 2.0 * n * n);
+}
+
+// range(0) log-space problems of size m = n = range(1) in one call
+template <class T>
+void BM_log_batched(benchmark::State& state) {
+  const int batch = static_cast<int>(state.range(0)), n = static_cast<int>(state.range(1));
+  marg::set_backend(marg::backend::cpu);
+  marg::set_cpu_threads(static_cast<int>(state.range(2)));
+  const std::int64_t len_r = 2 * std::int64_t{n} - 1;
+  const auto a = random_logs<T>(std::int64_t{batch} * n, 1);
+  const auto b = random_logs<T>(std::int64_t{batch} * n, 2);
+  std::vector<T> r(static_cast<std::size_t>(batch * len_r));
+  for (auto _ : state) {
+    marg::log_convolve_batched<T>(n, n, a.data(), 1, n, b.data(), 1, n, r.data(), 1, len_r,
+                                  batch);
+    benchmark::DoNotOptimize(r.data());
+    benchmark::ClobberMemory();
+  }
+  set_flops(state, 2.0 * n * n * batch);
+}
+
 void sizes_and_threads(benchmark::internal::Benchmark* b, std::vector<int> sizes) {
   b->ArgNames({"n", "threads"});
   for (int n : sizes) {
@@ -138,6 +205,9 @@ void forward_args(benchmark::internal::Benchmark* b) {
 }
 void grad_args(benchmark::internal::Benchmark* b) {
   sizes_and_threads(b, {65536});
+}
+void wide_args(benchmark::internal::Benchmark* b) {
+  sizes_and_threads(b, {4096});
 }
 
 // (batch, n) of the batched rows; 65536 x 6: a batch of particles adding two
@@ -187,5 +257,12 @@ BENCHMARK_TEMPLATE(BM_marg_batched, float, product::convolve)->Apply(batched_arg
 BENCHMARK_TEMPLATE(BM_marg_batched, double, product::convolve)->Apply(batched_args);
 BENCHMARK_TEMPLATE(BM_marg_batched, float, product::grad_p)->Apply(batched_args);
 BENCHMARK_TEMPLATE(BM_marg_batched, double, product::grad_p)->Apply(batched_args);
+
+BENCHMARK_TEMPLATE(BM_log, float)->Apply(forward_args);
+BENCHMARK_TEMPLATE(BM_log, double)->Apply(forward_args);
+BENCHMARK_TEMPLATE(BM_log_wide, float)->Apply(wide_args);
+BENCHMARK_TEMPLATE(BM_log_wide, double)->Apply(wide_args);
+BENCHMARK_TEMPLATE(BM_log_batched, float)->Apply(batched_args);
+BENCHMARK_TEMPLATE(BM_log_batched, double)->Apply(batched_args);
 
 BENCHMARK_MAIN();

@@ -45,26 +45,76 @@ bool gpu() noexcept {
   return usable;
 }
 
-// strided gather/scatter between any memory kind and a host vector
+// copies `count` operands of `len` elements (element stride inc, operand
+// stride stride) from any memory into dst, contiguous
 template <class T>
-void gather(std::vector<T>& dst, const T* src, std::int64_t len, int inc) {
-  dst.resize(static_cast<std::size_t>(len));
-  if (gpu()) {
-    detail::device::copy_strided(dst.data(), sizeof(T), src, sizeof(T) * inc, sizeof(T),
-                                 static_cast<std::size_t>(len));
+void gather_batch(std::vector<T>& dst, const T* src, std::int64_t len, int inc, std::int64_t stride,
+                  std::int64_t count) {
+  dst.resize(static_cast<std::size_t>(len * count));
+  if (gpu() && inc == 1) {
+    detail::device::copy_strided(dst.data(), sizeof(T) * len, src, sizeof(T) * stride,
+                                 sizeof(T) * len, static_cast<std::size_t>(count));
+  } else if (gpu()) {
+    for (std::int64_t i = 0; i < count; ++i)
+      detail::device::copy_strided(dst.data() + i * len, sizeof(T), src + i * stride,
+                                   sizeof(T) * inc, sizeof(T), static_cast<std::size_t>(len));
   } else {
-    for (std::int64_t i = 0; i < len; ++i) dst[i] = src[i * inc];
+    for (std::int64_t i = 0; i < count; ++i)
+      for (std::int64_t j = 0; j < len; ++j) dst[i * len + j] = src[i * stride + j * inc];
   }
 }
 
+// the inverse of gather_batch for the outputs
 template <class T>
-void scatter(T* dst, int inc, const std::vector<T>& src) {
-  if (gpu()) {
-    detail::device::copy_strided(dst, sizeof(T) * inc, src.data(), sizeof(T), sizeof(T),
-                                 src.size());
+void scatter_batch(T* dst, int inc, std::int64_t stride, const std::vector<T>& src,
+                   std::int64_t len, std::int64_t count) {
+  if (gpu() && inc == 1) {
+    detail::device::copy_strided(dst, sizeof(T) * stride, src.data(), sizeof(T) * len,
+                                 sizeof(T) * len, static_cast<std::size_t>(count));
+  } else if (gpu()) {
+    for (std::int64_t i = 0; i < count; ++i)
+      detail::device::copy_strided(dst + i * stride, sizeof(T) * inc, src.data() + i * len,
+                                   sizeof(T), sizeof(T), static_cast<std::size_t>(len));
   } else {
-    for (std::size_t i = 0; i < src.size(); ++i) dst[i * inc] = src[i];
+    for (std::int64_t i = 0; i < count; ++i)
+      for (std::int64_t j = 0; j < len; ++j) dst[i * stride + j * inc] = src[i * len + j];
   }
+}
+
+// what an operand's finite values span
+struct extent {
+  enum kind_t { one, several, none, bad } kind;
+  double top;
+};
+
+template <class T>
+extent classify(const T* x, std::int64_t len, double width) {
+  double hi = neg_inf, lo = std::numeric_limits<double>::infinity();
+  for (std::int64_t j = 0; j < len; ++j) {
+    const double v = x[j];
+    if (std::isnan(v) || v == std::numeric_limits<double>::infinity()) return {extent::bad, 0};
+    if (v == neg_inf) continue;
+    hi = std::max(hi, v);
+    lo = std::min(lo, v);
+  }
+  if (hi == neg_inf) return {extent::none, 0};
+  return {hi - lo <= width ? extent::one : extent::several, hi};
+}
+
+// exp(x - top) into out; the difference is formed in double (top may be
+// far from 0), the exponential taken in T (expf for float: T's accuracy is
+// all the linear product keeps, and it costs half of exp)
+template <class T>
+void scale_into(const T* x, std::int64_t len, double top, T* out) {
+  for (std::int64_t j = 0; j < len; ++j)
+    out[j] = std::exp(static_cast<T>(static_cast<double>(x[j]) - top));
+}
+
+// scale + log(v) in T, -inf for 0 (logf for float, as in scale_into)
+template <class T>
+T log_scaled(double scale, T v) {
+  return v > 0 ? static_cast<T>(scale + static_cast<double>(std::log(v)))
+               : -std::numeric_limits<T>::infinity();
 }
 
 struct run {
@@ -234,62 +284,66 @@ void forward(int m, int n, const T* a, int inca, std::int64_t stridea, const T* 
   detail::wait_for_stream(stream);  // the inputs may be written by work on the stream
 
   // cut every distinct operand once (a batch stride of 0 repeats one operand)
-  std::vector<T> x;
-  std::vector<cut<T>> ca(stridea == 0 ? 1 : batch), cb(strideb == 0 ? 1 : batch);
-  for (std::size_t i = 0; i < ca.size(); ++i) {
-    gather(x, a + static_cast<std::int64_t>(i) * stridea, m, inca);
-    ca[i] = cut_runs<T>(x);
-  }
-  for (std::size_t i = 0; i < cb.size(); ++i) {
-    gather(x, b + static_cast<std::int64_t>(i) * strideb, n, incb);
-    cb[i] = cut_runs<T>(x);
-  }
-  const auto cut_a = [&](int i) -> const cut<T>& { return ca[stridea == 0 ? 0 : i]; };
-  const auto cut_b = [&](int i) -> const cut<T>& { return cb[strideb == 0 ? 0 : i]; };
+  // host copies of the distinct operands (a batch stride of 0 repeats one)
+  const std::int64_t na = stridea == 0 ? 1 : batch, nb = strideb == 0 ? 1 : batch;
+  std::vector<T> xa, xb, out(static_cast<std::size_t>(batch * lr));
+  gather_batch(xa, a, m, inca, stridea, na);
+  gather_batch(xb, b, n, incb, strideb, nb);
+  std::vector<extent> wa(static_cast<std::size_t>(na)), wb(static_cast<std::size_t>(nb));
+  for (std::int64_t i = 0; i < na; ++i) wa[i] = classify(xa.data() + i * m, m, window<T>);
+  for (std::int64_t i = 0; i < nb; ++i) wb[i] = classify(xb.data() + i * n, n, window<T>);
+  const auto win_a = [&](std::int64_t i) -> const extent& { return wa[stridea == 0 ? 0 : i]; };
+  const auto win_b = [&](std::int64_t i) -> const extent& { return wb[strideb == 0 ? 0 : i]; };
 
-  // problems whose operands are one run each: one batched linear product
-  std::vector<int> simple;
-  for (int i = 0; i < batch; ++i) {
-    const cut<T>&sa = cut_a(i), &sb = cut_b(i);
-    if (!sa.bad && !sb.bad && sa.runs.size() == 1 && sb.runs.size() == 1) simple.push_back(i);
-  }
-  std::vector<T> out(static_cast<std::size_t>(lr));
+  // problems whose operands fit one window each: one batched linear product
+  std::vector<std::int64_t> simple;
+  for (std::int64_t i = 0; i < batch; ++i)
+    if (win_a(i).kind == extent::one && win_b(i).kind == extent::one) simple.push_back(i);
   if (!simple.empty()) {
     const auto k = static_cast<std::int64_t>(simple.size());
     const bool share_a = stridea == 0, share_b = strideb == 0;
     array<T> pa(share_a ? m : k * m, stream), pb(share_b ? n : k * n, stream), pr(k * lr, stream);
     T *pa_h = pa.data(), *pb_h = pb.data();  // fresh pool memory: nothing pending on it
-    for (std::int64_t j = 0; j < (share_a ? 1 : k); ++j)
-      std::copy_n(cut_a(simple[j]).scaled.data(), m, pa_h + j * m);
-    for (std::int64_t j = 0; j < (share_b ? 1 : k); ++j)
-      std::copy_n(cut_b(simple[j]).scaled.data(), n, pb_h + j * n);
+    for (std::int64_t j = 0; j < (share_a ? 1 : k); ++j) {
+      const std::int64_t i = share_a ? 0 : simple[j];
+      scale_into(xa.data() + i * m, m, wa[i].top, pa_h + j * m);
+    }
+    for (std::int64_t j = 0; j < (share_b ? 1 : k); ++j) {
+      const std::int64_t i = share_b ? 0 : simple[j];
+      scale_into(xb.data() + i * n, n, wb[i].top, pb_h + j * n);
+    }
     convolve_batched<T>(m, n, pa.data(), 1, share_a ? 0 : m, pb.data(), 1, share_b ? 0 : n,
                         pr.data(), 1, lr, static_cast<int>(k), pa.stream());
     const T* pr_h = &pr[0];  // waits for the product and migrates it to the host
     for (std::int64_t j = 0; j < k; ++j) {
-      const double scale = cut_a(simple[j]).runs[0].top + cut_b(simple[j]).runs[0].top;
-      for (std::int64_t i = 0; i < lr; ++i) {
-        const double v = pr_h[j * lr + i];
-        out[i] = static_cast<T>(v > 0 ? scale + std::log(v) : neg_inf);
-      }
-      scatter(r + simple[j] * strider, incr, out);
+      const std::int64_t p = simple[j];
+      const double scale = win_a(p).top + win_b(p).top;
+      T* o = out.data() + p * lr;
+      for (std::int64_t i = 0; i < lr; ++i) o[i] = log_scaled(scale, pr_h[j * lr + i]);
     }
   }
   std::size_t next = 0;
-  for (int i = 0; i < batch; ++i) {
+  std::vector<T> part(static_cast<std::size_t>(lr));
+  for (std::int64_t i = 0; i < batch; ++i) {
     if (next < simple.size() && simple[next] == i) {
       ++next;
       continue;
     }
-    const cut<T>&sa = cut_a(i), &sb = cut_b(i);
-    if (sa.bad || sb.bad)
-      std::fill(out.begin(), out.end(), std::numeric_limits<T>::quiet_NaN());
-    else if (sa.runs.empty() || sb.runs.empty())
-      std::fill(out.begin(), out.end(), -std::numeric_limits<T>::infinity());
-    else
-      forward_runs(sa, sb, out);
-    scatter(r + i * strider, incr, out);
+    const extent &ea = win_a(i), &eb = win_b(i);
+    T* o = out.data() + i * lr;
+    if (ea.kind == extent::bad || eb.kind == extent::bad) {
+      std::fill_n(o, lr, std::numeric_limits<T>::quiet_NaN());
+    } else if (ea.kind == extent::none || eb.kind == extent::none) {
+      std::fill_n(o, lr, -std::numeric_limits<T>::infinity());
+    } else {
+      const T* pa_i = xa.data() + (stridea == 0 ? 0 : i) * m;
+      const T* pb_i = xb.data() + (strideb == 0 ? 0 : i) * n;
+      forward_runs(cut_runs<T>(std::vector<T>(pa_i, pa_i + m)),
+                   cut_runs<T>(std::vector<T>(pb_i, pb_i + n)), part);
+      std::copy(part.begin(), part.end(), o);
+    }
   }
+  scatter_batch(r, incr, strider, out, lr, batch);
 }
 
 // ga_j = sum_i g_i exp(a_j + b_{i-j} - r_i) for one problem (gb: a and b
@@ -316,10 +370,10 @@ void vjp(int m, int n, const T* g, int incg, const T* a, int inca, const T* b, i
                1);
   detail::wait_for_stream(stream);
   std::vector<T> xg, xa, xb, xr;
-  gather(xg, g, lr, incg);
-  gather(xa, a, m, inca);
-  gather(xb, b, n, incb);
-  gather(xr, r, lr, incr);
+  gather_batch(xg, g, lr, incg, 0, 1);
+  gather_batch(xa, a, m, inca, 0, 1);
+  gather_batch(xb, b, n, incb, 0, 1);
+  gather_batch(xr, r, lr, incr, 0, 1);
   std::vector<double> c(static_cast<std::size_t>(lr));
   bool bad = false;
   for (std::int64_t i = 0; i < lr; ++i) {
@@ -334,7 +388,7 @@ void vjp(int m, int n, const T* g, int incg, const T* a, int inca, const T* b, i
   std::vector<T> out(static_cast<std::size_t>(m), T(0));
   if (bad || cc.bad || cb.bad) {
     std::fill(out.begin(), out.end(), std::numeric_limits<T>::quiet_NaN());
-    scatter(ga, incga, out);
+    scatter_batch(ga, incga, 0, out, m, 1);
     return;
   }
   for (std::int64_t i = 0; i < lr; ++i)
@@ -377,7 +431,7 @@ void vjp(int m, int n, const T* g, int incg, const T* a, int inca, const T* b, i
             : static_cast<T>(std::copysign(
                   std::exp(static_cast<double>(xa[j]) + sum.scale[j] + std::log(std::fabs(v))), v));
   }
-  scatter(ga, incga, out);
+  scatter_batch(ga, incga, 0, out, m, 1);
 }
 
 }  // namespace
