@@ -183,8 +183,7 @@ void BM_log_batched(benchmark::State& state) {
   const auto b = random_logs<T>(std::int64_t{batch} * n, 2);
   std::vector<T> r(static_cast<std::size_t>(batch * len_r));
   for (auto _ : state) {
-    marg::log_convolve_batched<T>(n, n, a.data(), 1, n, b.data(), 1, n, r.data(), 1, len_r,
-                                  batch);
+    marg::log_convolve_batched<T>(n, n, a.data(), 1, n, b.data(), 1, n, r.data(), 1, len_r, batch);
     benchmark::DoNotOptimize(r.data());
     benchmark::ClobberMemory();
   }
