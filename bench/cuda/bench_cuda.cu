@@ -159,9 +159,15 @@ banded_args<T> args_of(const case_data<T>& c, int s) {
           c.out[s], 1,   c.lout, c.batch};
 }
 
-// times `launch(set)`: median over samples of bursts; sets the counters
-template <class T, class Launch>
-void time_and_check(benchmark::State& state, case_data<T>& c, Launch launch, int calls = 1) {
+// median seconds per call of `launch(set)` over samples of bursts (sets
+// rotate so that repeated launches do not all hit the L2 cache)
+struct burst_timing {
+  double seconds;
+  int burst;
+};
+
+template <class Launch>
+burst_timing time_bursts(benchmark::State& state, int sets, Launch launch, int calls = 1) {
   cudaEvent_t e0, e1;
   BENCH_CUDA(cudaEventCreate(&e0));
   BENCH_CUDA(cudaEventCreate(&e1));
@@ -169,7 +175,7 @@ void time_and_check(benchmark::State& state, case_data<T>& c, Launch launch, int
   // ms of one burst of n launches, rotating over the buffer sets
   const auto burst_ms = [&](int n) {
     BENCH_CUDA(cudaEventRecord(e0, g_stream));
-    for (int i = 0; i < n; ++i) launch(next++ % c.sets);
+    for (int i = 0; i < n; ++i) launch(next++ % sets);
     BENCH_CUDA(cudaEventRecord(e1, g_stream));
     BENCH_CUDA(cudaEventSynchronize(e1));
     float ms = 0;
@@ -191,7 +197,17 @@ void time_and_check(benchmark::State& state, case_data<T>& c, Launch launch, int
     state.SetIterationTime(s);
   }
   std::sort(samples.begin(), samples.end());
-  const double t = samples[samples.size() / 2];
+  BENCH_CUDA(cudaEventDestroy(e0));
+  BENCH_CUDA(cudaEventDestroy(e1));
+  return {samples[samples.size() / 2], burst};
+}
+
+// times `launch(set)` (time_bursts), checks set 0's output; sets the counters
+template <class T, class Launch>
+void time_and_check(benchmark::State& state, case_data<T>& c, Launch launch, int calls = 1) {
+  const burst_timing timing = time_bursts(state, c.sets, launch, calls);
+  const double t = timing.seconds;
+  const int burst = timing.burst;
   // correctness of the timed code: poison the output (NaN), run on set 0, compare
   BENCH_CUDA(cudaMemsetAsync(c.out[0], 0xff, c.lout * c.batch * sizeof(T), g_stream));
   launch(0);
@@ -210,8 +226,6 @@ void time_and_check(benchmark::State& state, case_data<T>& c, Launch launch, int
   state.counters["max_rel_err"] = err;
   state.counters["negatives"] = static_cast<double>(negatives);
   state.counters["burst"] = burst;
-  BENCH_CUDA(cudaEventDestroy(e0));
-  BENCH_CUDA(cudaEventDestroy(e1));
 }
 
 template <class T>
@@ -400,6 +414,72 @@ void register_type(const char* tname) {
   }
 }
 
+// log_convolve_batched through the public API on device memory (log of set
+// 0's operands), and beside it the public linear convolve_batched on set 0:
+// the same buffers, the same stream, timed alike (time_bursts). The log
+// row's error is the largest |log r - log ref| / max(1, |log ref|).
+template <class T>
+void BM_public(benchmark::State& state, int m, int n, int batch, bool log_space) {
+  marg::set_backend(marg::backend::cuda);
+  case_data<T>& c = get_case<T>(banded_op::convolve, m, n, batch, false);
+  const std::int64_t la = c.la, lb = c.lb, lr = c.lout;
+  static std::map<std::tuple<int, int, int>, std::pair<T*, T*>> logs;
+  auto& lg = logs[{m, n, batch}];
+  if (!lg.first) {
+    std::vector<T> ha(c.host_a), hb(c.host_b);
+    for (T& v : ha) v = std::log(v);
+    for (T& v : hb) v = std::log(v);
+    BENCH_CUDA(cudaMalloc(&lg.first, ha.size() * sizeof(T)));
+    BENCH_CUDA(cudaMalloc(&lg.second, hb.size() * sizeof(T)));
+    BENCH_CUDA(cudaMemcpy(lg.first, ha.data(), ha.size() * sizeof(T), cudaMemcpyHostToDevice));
+    BENCH_CUDA(cudaMemcpy(lg.second, hb.data(), hb.size() * sizeof(T), cudaMemcpyHostToDevice));
+  }
+  const marg::stream_view sv{static_cast<void*>(g_stream)};
+  const auto launch = [&] {
+    if (log_space)
+      marg::log_convolve_batched<T>(m, n, lg.first, 1, la, lg.second, 1, lb, c.out[0], 1, lr, batch,
+                                    sv);
+    else
+      marg::convolve_batched<T>(m, n, c.a[0], 1, la, c.b[0], 1, lb, c.out[0], 1, lr, batch, sv);
+  };
+  const burst_timing timing = time_bursts(state, 1, [&](int) { launch(); });
+  BENCH_CUDA(cudaMemsetAsync(c.out[0], 0xff, lr * batch * sizeof(T), g_stream));
+  launch();
+  std::vector<T> host(static_cast<std::size_t>(lr * batch));
+  BENCH_CUDA(cudaMemcpyAsync(host.data(), c.out[0], host.size() * sizeof(T), cudaMemcpyDeviceToHost,
+                             g_stream));
+  BENCH_CUDA(cudaStreamSynchronize(g_stream));
+  double err = 0;
+  for (std::size_t i = 0; i < host.size(); ++i) {
+    const long double want = log_space ? std::log(c.ref[i]) : c.ref[i];
+    const long double d = std::fabs(host[i] - want);
+    err =
+        std::max(err, static_cast<double>(log_space ? d / std::max<long double>(1, std::fabs(want))
+                                                    : d / std::fabs(want)));
+    if (std::isnan(static_cast<double>(host[i]))) err = INFINITY;
+  }
+  state.counters["us"] = timing.seconds * 1e6;
+  state.counters["max_err"] = err;
+}
+
+template <class T>
+void register_public(const char* tname) {
+  struct shape {
+    int m, n, batch;
+    const char* label;
+  };
+  for (const shape& sh : {shape{65536, 65536, 1, "65536"}, shape{2048, 2048, 1, "2048"},
+                          shape{64, 64, 16384, "16384x64"}, shape{512, 512, 4096, "4096x512"}})
+    for (const bool log_space : {false, true}) {
+      const std::string name = std::string(log_space ? "public_log" : "public_linear") +
+                               "/convolve/" + tname + "/" + sh.label;
+      benchmark::RegisterBenchmark(name.c_str(), BM_public<T>, sh.m, sh.n, sh.batch, log_space)
+          ->UseManualTime()
+          ->Iterations(20)
+          ->Unit(benchmark::kMicrosecond);
+    }
+}
+
 }  // namespace
 
 // marg::sum of n Bernoulli pmfs (the Poisson-binomial) through the public
@@ -456,6 +536,8 @@ int main(int argc, char** argv) {
       ->Unit(benchmark::kMicrosecond);
   register_type<float>("float");
   register_type<double>("double");
+  register_public<float>("float");
+  register_public<double>("double");
   {
     using marg::detail::cuda::tiled_tuning;
     const auto conv = banded_op::convolve;

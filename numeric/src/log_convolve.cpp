@@ -8,7 +8,9 @@
 // scaled runs has the linear kernels' relative accuracy in every element.
 // Pairs of runs are summed per output with a running log-sum-exp in double.
 // One run per operand (the common case) is a single linear product on the
-// current backend, batched across problems.
+// current backend, batched across problems; on the CUDA backend with device
+// or managed operands the scaling passes run on the device too
+// (src/cuda/log_space.cu).
 #include <marg/numeric/array.hpp>
 #include <marg/numeric/backend.hpp>
 #include <marg/numeric/convolve.hpp>
@@ -25,6 +27,9 @@
 
 #include "detail/banded.hpp"
 #include "memory/device_memory.hpp"
+#ifdef MARG_WITH_CUDA
+#include "cuda/log_space.hpp"
+#endif
 
 namespace marg {
 namespace {
@@ -281,6 +286,12 @@ void forward(int m, int n, const T* a, int inca, std::int64_t stridea, const T* 
                 {b, sizeof(T), n, incb, strideb, "b", "incb", "strideb"}},
                batch);
   if (batch == 0) return;
+#ifdef MARG_WITH_CUDA
+  if (current_backend() == backend::cuda &&
+      detail::cuda::log_convolve_on_device<T>(
+          {m, n, a, inca, stridea, b, incb, strideb, r, incr, strider, batch}, stream))
+    return;
+#endif
   detail::wait_for_stream(stream);  // the inputs may be written by work on the stream
 
   // cut every distinct operand once (a batch stride of 0 repeats one operand)

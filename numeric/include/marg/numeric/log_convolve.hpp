@@ -24,9 +24,12 @@
 /// backend, batches included.
 ///
 /// Pointers may be host, pool (managed) or device memory, as for
-/// marg::convolve; the scaling passes and, when an input needs more than one
-/// window, the run-pair products, run on the host. Arguments are checked as
-/// for marg::convolve (marg::invalid_argument).
+/// marg::convolve. On the CUDA backend with device or managed operands that
+/// fit one window each, everything runs on the device, ordered on the stream;
+/// otherwise the scaling passes and the run-pair products run on the host and
+/// the call returns with the outputs written. The gradients always scale on
+/// the host. Arguments are checked as for marg::convolve
+/// (marg::invalid_argument).
 #pragma once
 
 #include <cstdint>
