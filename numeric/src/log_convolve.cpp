@@ -276,6 +276,11 @@ void check_layout(const char* f, const operand& out, const std::vector<operand>&
 }
 
 template <class T>
+void forward_host(int m, int n, const T* a, int inca, std::int64_t stridea, const T* b, int incb,
+                  std::int64_t strideb, T* r, int incr, std::int64_t strider, int batch,
+                  stream_view stream);
+
+template <class T>
 void forward(int m, int n, const T* a, int inca, std::int64_t stridea, const T* b, int incb,
              std::int64_t strideb, T* r, int incr, std::int64_t strider, int batch,
              stream_view stream, const char* f) {
@@ -287,14 +292,26 @@ void forward(int m, int n, const T* a, int inca, std::int64_t stridea, const T* 
                batch);
   if (batch == 0) return;
 #ifdef MARG_WITH_CUDA
+  std::vector<std::int64_t> redo;
   if (current_backend() == backend::cuda &&
       detail::cuda::log_convolve_on_device<T>(
-          {m, n, a, inca, stridea, b, incb, strideb, r, incr, strider, batch}, stream))
+          {m, n, a, inca, stridea, b, incb, strideb, r, incr, strider, batch}, stream, redo)) {
+    for (const std::int64_t p : redo)
+      forward_host<T>(m, n, a + p * stridea, inca, 0, b + p * strideb, incb, 0, r + p * strider,
+                      incr, 0, 1, stream);
     return;
+  }
 #endif
-  detail::wait_for_stream(stream);  // the inputs may be written by work on the stream
+  forward_host<T>(m, n, a, inca, stridea, b, incb, strideb, r, incr, strider, batch, stream);
+}
 
-  // cut every distinct operand once (a batch stride of 0 repeats one operand)
+// the host path of a checked forward batch
+template <class T>
+void forward_host(int m, int n, const T* a, int inca, std::int64_t stridea, const T* b, int incb,
+                  std::int64_t strideb, T* r, int incr, std::int64_t strider, int batch,
+                  stream_view stream) {
+  const std::int64_t lr = std::int64_t{m} + n - 1;
+  detail::wait_for_stream(stream);  // the inputs may be written by work on the stream
   // host copies of the distinct operands (a batch stride of 0 repeats one)
   const std::int64_t na = stridea == 0 ? 1 : batch, nb = strideb == 0 ? 1 : batch;
   std::vector<T> xa, xb, out(static_cast<std::size_t>(batch * lr));

@@ -169,31 +169,41 @@ TEMPLATE_TEST_CASE("log_convolve: batches with broadcast operands and mixed rang
   const int m = static_cast<int>(uniform_int(g, 1, 60)),
             n = static_cast<int>(uniform_int(g, 1, 60));
   const int batch = 7, lr = m + n - 1;
-  for (const bool share_a : {false, true}) {
-    std::vector<rvec> as, bs;
-    // problems alternate between one window (a single linear product) and many
-    for (int i = 0; i < batch; ++i) {
-      as.push_back(rounded<T>(random_logs(g, m, i % 2 ? 5 : 4000, i == 3 ? 3 : 0)));
-      bs.push_back(rounded<T>(random_logs(g, n, i % 3 ? 8 : 2000, 0)));
+  // host vectors, and pool memory (on the CUDA backend: the device path,
+  // with the many-window problems redone on the host)
+  for (const memory mem : {memory::host, memory::pool})
+    for (const bool share_a : {false, true}) {
+      std::vector<rvec> as, bs;
+      // problems alternate between one window (a single linear product) and many
+      for (int i = 0; i < batch; ++i) {
+        as.push_back(rounded<T>(random_logs(g, m, i % 2 ? 5 : 4000, i == 3 ? 3 : 0)));
+        bs.push_back(rounded<T>(random_logs(g, n, i % 3 ? 8 : 2000, 0)));
+      }
+      if (share_a)
+        for (rvec& a : as) a = as[0];
+      const std::int64_t sa = share_a ? 0 : m + 2, sb = n + 1, sr = lr + 3;
+      std::vector<T> pa((share_a ? 1 : batch) * (m + 2)), pb(batch * sb), pr(batch * sr, T(5));
+      for (int i = 0; i < batch; ++i) {
+        for (int j = 0; j < m; ++j) pa[i * sa + j] = static_cast<T>(as[i][j]);
+        for (int j = 0; j < n; ++j) pb[i * sb + j] = static_cast<T>(bs[i][j]);
+      }
+      CAPTURE(m, n, share_a, name_of(mem));
+      if (mem == memory::host) {
+        marg::log_convolve_batched<T>(m, n, pa.data(), 1, sa, pb.data(), 1, sb, pr.data(), 1, sr,
+                                      batch);
+      } else {
+        marg::array<T> xa(pa), xb(pb), xr(pr);
+        marg::log_convolve_batched<T>(m, n, xa.data(), 1, sa, xb.data(), 1, sb, xr.data(), 1, sr,
+                                      batch, xa.stream());
+        pr = xr.to_vector();
+      }
+      for (int i = 0; i < batch; ++i) {
+        CAPTURE(i);
+        const std::vector<T> ri(pr.begin() + i * sr, pr.begin() + i * sr + lr);
+        expect_log_close(ri, 1, ref_log_convolve(as[i], bs[i]));
+        CHECK(pr[i * sr + lr] == T(5));
+      }
     }
-    if (share_a)
-      for (rvec& a : as) a = as[0];
-    const std::int64_t sa = share_a ? 0 : m + 2, sb = n + 1, sr = lr + 3;
-    std::vector<T> pa((share_a ? 1 : batch) * (m + 2)), pb(batch * sb), pr(batch * sr, T(5));
-    for (int i = 0; i < batch; ++i) {
-      for (int j = 0; j < m; ++j) pa[i * sa + j] = static_cast<T>(as[i][j]);
-      for (int j = 0; j < n; ++j) pb[i * sb + j] = static_cast<T>(bs[i][j]);
-    }
-    CAPTURE(m, n, share_a);
-    marg::log_convolve_batched<T>(m, n, pa.data(), 1, sa, pb.data(), 1, sb, pr.data(), 1, sr,
-                                  batch);
-    for (int i = 0; i < batch; ++i) {
-      CAPTURE(i);
-      const std::vector<T> ri(pr.begin() + i * sr, pr.begin() + i * sr + lr);
-      expect_log_close(ri, 1, ref_log_convolve(as[i], bs[i]));
-      CHECK(pr[i * sr + lr] == T(5));
-    }
-  }
 }
 
 TEMPLATE_TEST_CASE("log_convolve: pool memory operands", "[numeric][log]", MARG_ALL_CONFIGS) {

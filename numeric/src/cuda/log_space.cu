@@ -1,15 +1,16 @@
 // The scaling passes of log_convolve on the device (see src/log_convolve.cpp
 // for the method): per operand the largest and smallest finite value, then
 // exp(x - top) into pool memory, one batched linear product, and
-// top_a + top_b + log(v) written to r, all ordered on the stream. Used when
-// every operand is kernel-readable (device or managed memory) and every
-// problem's operands fit one window; otherwise the host path runs.
+// top_a + top_b + log(v) written to r, ordered on the stream. Used when every
+// operand is kernel-readable (device or managed memory); the problems whose
+// operands need more than one window are then redone by the host path.
 #include <cstdint>
 #include <limits>
 #include <vector>
 
 #include <marg/numeric/array.hpp>
 #include <marg/numeric/convolve.hpp>
+#include <marg/numeric/pool.hpp>
 
 #include "../memory/pool_extents.hpp"
 #include "cuda_check.hpp"
@@ -116,14 +117,22 @@ bool kernel_readable(const void* p) {
 }  // namespace
 
 template <class T>
-bool log_convolve_on_device(const log_problem<T>& x, stream_view stream) {
+bool log_convolve_on_device(const log_problem<T>& x, stream_view stream,
+                            std::vector<std::int64_t>& host_problems) {
   if (!kernel_readable(x.a) || !kernel_readable(x.b) || !kernel_readable(x.r)) return false;
   const cudaStream_t s = resolve(stream);
   const std::int64_t na = x.stridea == 0 ? 1 : x.batch, nb = x.strideb == 0 ? 1 : x.batch;
   const std::int64_t lr = std::int64_t{x.m} + x.n - 1;
   const stream_view sv{s};
+  // pool temporaries, made resident on the device before the kernels touch them
   array<double> top(na + nb, sv);
   array<int> kind(na + nb, sv);
+  array<T> pa(na * x.m, sv), pb(nb * x.n, sv), pr(x.batch * lr, sv);
+  prefetch(top.data(), top.size() * sizeof(double), memory_location::device, sv);
+  prefetch(kind.data(), kind.size() * sizeof(int), memory_location::device, sv);
+  prefetch(pa.data(), pa.size() * sizeof(T), memory_location::device, sv);
+  prefetch(pb.data(), pb.size() * sizeof(T), memory_location::device, sv);
+  prefetch(pr.data(), pr.size() * sizeof(T), memory_location::device, sv);
   const double width = sizeof(T) == 4 ? 20.0 : 300.0;
   kernel_log_extent<T><<<static_cast<unsigned>(na), threads, 0, s>>>(
       x.a, x.m, x.inca, x.stridea, width, top.data(), kind.data());
@@ -131,10 +140,8 @@ bool log_convolve_on_device(const log_problem<T>& x, stream_view stream) {
   kernel_log_extent<T><<<static_cast<unsigned>(nb), threads, 0, s>>>(
       x.b, x.n, x.incb, x.strideb, width, top.data() + na, kind.data() + na);
   MARG_CHECK_LAUNCH(s);
-  // the kinds decide the path: one small read-back
-  for (std::int64_t i = 0; i < na + nb; ++i)
-    if (kind[i] != one_window) return false;
-  array<T> pa(na * x.m, sv), pb(nb * x.n, sv), pr(x.batch * lr, sv);
+  // every problem runs on the device; those whose operands do not fit one
+  // window are written again by the host path (host_problems)
   kernel_log_scale<T><<<blocks_for(na * x.m), threads, 0, s>>>(x.a, x.m, x.inca, x.stridea, na,
                                                                top.data(), pa.data());
   MARG_CHECK_LAUNCH(s);
@@ -147,10 +154,21 @@ bool log_convolve_on_device(const log_problem<T>& x, stream_view stream) {
       pr.data(), lr, x.batch, top.data(), x.stridea == 0, top.data() + na, x.strideb == 0, x.r,
       x.incr, x.strider);
   MARG_CHECK_LAUNCH(s);
+  // the kinds: one copy to the host and one wait
+  std::vector<int> k(static_cast<std::size_t>(na + nb));
+  MARG_CUDA_TRY(
+      cudaMemcpyAsync(k.data(), kind.data(), k.size() * sizeof(int), cudaMemcpyDeviceToHost, s));
+  MARG_CUDA_TRY(cudaStreamSynchronize(s));
+  host_problems.clear();
+  for (std::int64_t p = 0; p < x.batch; ++p)
+    if (k[x.stridea == 0 ? 0 : p] != one_window || k[na + (x.strideb == 0 ? 0 : p)] != one_window)
+      host_problems.push_back(p);
   return true;
 }
 
-template bool log_convolve_on_device<float>(const log_problem<float>&, stream_view);
-template bool log_convolve_on_device<double>(const log_problem<double>&, stream_view);
+template bool log_convolve_on_device<float>(const log_problem<float>&, stream_view,
+                                            std::vector<std::int64_t>&);
+template bool log_convolve_on_device<double>(const log_problem<double>&, stream_view,
+                                             std::vector<std::int64_t>&);
 
 }  // namespace marg::detail::cuda

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include <marg/numeric/stream.hpp>
 
@@ -24,12 +25,15 @@ struct log_problem {
   int batch;
 };
 
-/// Runs the batch on the device, ordered on `stream`, when every operand is
-/// device or managed memory and each fits one window.
+/// Runs the batch on the device when every operand is device or managed
+/// memory, and waits for it. A problem whose operands do not each fit one
+/// window gets a wrong output there and is listed for the host path.
 /// @param x the checked problem (batch >= 1)
 /// @param stream the stream
-/// @return false, having written nothing, when the host path must run it
+/// @param host_problems set to the problems the host path must redo
+/// @return false, having done nothing, when the host path must run the batch
 template <class T>
-bool log_convolve_on_device(const log_problem<T>& x, stream_view stream);
+bool log_convolve_on_device(const log_problem<T>& x, stream_view stream,
+                            std::vector<std::int64_t>& host_problems);
 
 }  // namespace marg::detail::cuda
