@@ -2,6 +2,7 @@
 #include <marg/distributions/algebra.hpp>
 #include <marg/distributions/factories.hpp>
 #include <marg/numeric/convolve.hpp>
+#include <marg/numeric/log_convolve.hpp>
 #include <marg/numeric/pool.hpp>
 #include <marg/numeric/stream.hpp>
 
@@ -302,6 +303,54 @@ class sum_tree {
   input_totals totals_;
 };
 
+// x + y where some value is below T's range. The linear product gives every
+// element at or above a floor, log_convolve every element below it (exact
+// however small), and the log-probabilities are kept beside the
+// probabilities when some element is below T's normal range. The floor is
+// T's smallest normal number when both inputs hold their probabilities
+// exactly (no log-probabilities): there the linear product is what it always
+// was. When an input keeps log-probabilities, its stored probabilities lose
+// values below T's range, each under 2^-1074 (double) or 2^-149 (float); with
+// at most min(m, n) of them per element, the floor 4 min(m, n) 2^-1074 / eps
+// bounds that loss by a quarter of T's rounding.
+template <class T>
+T linear_floor(const pmf<T>& x, const pmf<T>& y) {
+  if (!x.has_log_probs() && !y.has_log_probs()) return std::numeric_limits<T>::min();
+  const long double terms = static_cast<long double>(std::min(x.size(), y.size()));
+  const long double f =
+      4 * terms * std::numeric_limits<T>::denorm_min() / std::numeric_limits<T>::epsilon();
+  return static_cast<T>(std::max<long double>(f, std::numeric_limits<T>::min()));
+}
+
+template <class T>
+pmf<T> add_in_log_space(const pmf<T>& x, const pmf<T>& y, const sum_support& s) {
+  const int m = static_cast<int>(x.size()), n = static_cast<int>(y.size());
+  array<T> r(static_cast<std::size_t>(s.len));
+  convolve<T>(m, n, x.data(), 1, y.data(), 1, r.data(), 1, r.stream());
+  const array<T> la = detail::log_probs_array(x), lb = detail::log_probs_array(y);
+  array<T> lr(static_cast<std::size_t>(s.len));
+  log_convolve<T>(m, n, la.data(), 1, lb.data(), 1, lr.data(), 1, lr.stream());
+  detail::wait_for_stream(r.stream());
+  detail::wait_for_stream(lr.stream());
+  T* p = r.data();
+  T* l = lr.data();
+  const T floor = linear_floor(x, y);
+  bool tiny = false;
+  for (int i = 0; i < s.len; ++i) {
+    if (p[i] >= floor) {
+      l[i] = std::log(p[i]);
+    } else {
+      p[i] = std::exp(l[i]);
+      tiny =
+          tiny || (l[i] != -std::numeric_limits<T>::infinity() && l[i] < detail::log_min_normal<T>);
+    }
+  }
+  detail::renormalize_if_drifted(p, s.len);
+  const T truncated = detail::combine_truncated(x.truncated_mass(), y.truncated_mass());
+  if (!tiny) return pmf<T>(detail::trusted, std::move(r), s.lower, truncated);
+  return pmf<T>(detail::trusted, std::move(r), std::move(lr), s.lower, truncated);
+}
+
 }  // namespace
 
 template <class T>
@@ -310,6 +359,8 @@ pmf<T> operator+(const pmf<T>& x, const pmf<T>& y) {
   detail::check_nonempty(f, "x", x);
   detail::check_nonempty(f, "y", y);
   const auto s = support_of_sum(f, x.lower(), x.size(), y.lower(), y.size());
+  // values below T's range: log space; otherwise the linear product
+  if (detail::needs_log_space(x, y)) return add_in_log_space(x, y, s);
   array<T> r(static_cast<std::size_t>(s.len));
   convolve<T>(static_cast<int>(x.size()), static_cast<int>(y.size()), x.data(), 1, y.data(), 1,
               r.data(), 1);
@@ -327,6 +378,11 @@ pmf<T> operator-(const pmf<T>& x) {
   detail::sub_checked(f, "-lower(x)", 0, x.lower());
   array<T> r(static_cast<std::size_t>(x.size()));
   std::reverse_copy(x.data(), x.data() + x.size(), r.data());
+  if (x.has_log_probs()) {
+    array<T> l(static_cast<std::size_t>(x.size()));
+    std::reverse_copy(x.log_data(), x.log_data() + x.size(), l.data());
+    return pmf<T>(detail::trusted, std::move(r), std::move(l), lower, x.truncated_mass());
+  }
   return pmf<T>(detail::trusted, std::move(r), lower, x.truncated_mass());
 }
 
@@ -371,6 +427,21 @@ pmf<T> sum(const std::vector<pmf<T>>& xs) {
   for (std::size_t i = 0; i < xs.size(); ++i)
     if (xs[i].empty()) detail::check_nonempty(f, ("xs[" + std::to_string(i) + "]").c_str(), xs[i]);
   if (xs.size() == 1) return xs[0];
+  // terms that keep log-probabilities: a balanced tree of pairwise sums, each
+  // in log space where its values need it
+  if (std::any_of(xs.begin(), xs.end(), [](const pmf<T>& x) { return x.has_log_probs(); })) {
+    check_tree_supports(xs);
+    std::vector<pmf<T>> level(xs);
+    while (level.size() > 1) {
+      std::stable_sort(level.begin(), level.end(),
+                       [](const pmf<T>& u, const pmf<T>& v) { return u.size() < v.size(); });
+      std::vector<pmf<T>> next;
+      for (std::size_t j = 0; j + 1 < level.size(); j += 2) next.push_back(level[j] + level[j + 1]);
+      if (level.size() % 2) next.push_back(level.back());
+      level = std::move(next);
+    }
+    return level[0];
+  }
   sum_tree<T> tree(xs);
   const T* t = tree.reduce();
   const int len = tree.result_len();

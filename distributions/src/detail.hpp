@@ -8,6 +8,7 @@
 
 #include "parallel.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdint>
@@ -21,7 +22,11 @@ namespace marg::detail {
 template <class T>
 struct pmf_storage {
   explicit pmf_storage(array<T>&& p) : probs(std::move(p)) {}
+  pmf_storage(array<T>&& p, array<T>&& l) : probs(std::move(p)), logs(std::move(l)) {}
   array<T> probs;
+  // log-probabilities, kept when some probability is below T's normal range
+  // (probs holds 0 or a denormal there); empty otherwise
+  array<T> logs;
   // cumulative sums for cdf and sampling, built on first use
   mutable std::once_flag once;
   mutable std::vector<long double> cum;
@@ -170,6 +175,69 @@ diagonal diagonal_of(const pmf<T>& x, const pmf<T>& y, std::int64_t k) {
   const __int128 hi = std::min<__int128>(x.upper(), static_cast<__int128>(k) - y.lower());
   if (lo > hi) return {1, 0};
   return {static_cast<std::int64_t>(lo), static_cast<std::int64_t>(hi)};
+}
+
+/// log of T's smallest normal number: a probability below it is held
+/// inexactly (denormal) or not at all by T
+template <class T>
+inline const double log_min_normal = std::log(static_cast<double>(std::numeric_limits<T>::min()));
+
+/// A pmf from log-probabilities `lp` (any V, -inf allowed), normalized by
+/// their log-sum-exp: the probabilities are exp(lp - lse) in T, and the
+/// log-probabilities are kept beside them when some non-zero probability is
+/// below T's normal range.
+template <class T, class V>
+pmf<T> pmf_from_logs(const V* lp, std::size_t n, std::int64_t lower, T truncated = T(0)) {
+  using ld = long double;
+  ld mx = -INFINITY;
+  for (std::size_t i = 0; i < n; ++i) mx = std::max<ld>(mx, lp[i]);
+  ld s = 0;
+  for (std::size_t i = 0; i < n; ++i) s += std::exp(static_cast<ld>(lp[i]) - mx);
+  const ld shift = mx + std::log(s);
+  array<T> a(n);
+  T* d = a.data();
+  bool tiny = false;
+  for (std::size_t i = 0; i < n; ++i) {
+    const ld l = static_cast<ld>(lp[i]) - shift;
+    d[i] = static_cast<T>(std::exp(l));
+    tiny = tiny || (l != -INFINITY && l < log_min_normal<T>);
+  }
+  if (!tiny) return pmf<T>(trusted, std::move(a), lower, truncated);
+  array<T> logs(n);
+  T* g = logs.data();
+  for (std::size_t i = 0; i < n; ++i) g[i] = static_cast<T>(static_cast<ld>(lp[i]) - shift);
+  return pmf<T>(trusted, std::move(a), std::move(logs), lower, truncated);
+}
+
+/// @return true when x + y must run in log space: either keeps
+///         log-probabilities, or a product of their smallest non-zero
+///         probabilities falls below T's normal range
+template <class T>
+bool needs_log_space(const pmf<T>& x, const pmf<T>& y) {
+  if (x.has_log_probs() || y.has_log_probs()) return true;
+  const auto min_positive = [](const pmf<T>& z) {
+    T m = std::numeric_limits<T>::infinity();
+    const T* p = z.data();
+    for (std::int64_t i = 0; i < z.size(); ++i)
+      if (p[i] > T(0)) m = std::min(m, p[i]);
+    return static_cast<double>(m);
+  };
+  return std::log(min_positive(x)) + std::log(min_positive(y)) < log_min_normal<T>;
+}
+
+/// the log-probabilities of x in pool memory (its own, or the logs of its
+/// probabilities)
+template <class T>
+array<T> log_probs_array(const pmf<T>& x) {
+  array<T> a(static_cast<std::size_t>(x.size()));
+  if (x.has_log_probs()) {
+    std::copy(x.log_data(), x.log_data() + x.size(), a.data());
+  } else {
+    const T* p = x.data();
+    T* d = a.data();
+    for (std::int64_t i = 0; i < x.size(); ++i) d[i] = std::log(p[i]);
+  }
+  return a;
 }
 
 /// a pmf from host values; values already normalized (not checked)

@@ -2,7 +2,9 @@
 // upper truncation of the unbounded families.
 #include <marg/distributions/factories.hpp>
 
+#include <climits>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "detail.hpp"
@@ -22,18 +24,11 @@ ld lchoose(ld n, ld k) {
   return std::lgamma(n + 1) - std::lgamma(k + 1) - std::lgamma(n - k + 1);
 }
 
-// exp(lp - log sum exp(lp)) into a pmf on lower..
+// exp(lp - log sum exp(lp)) into a pmf on lower.., with the log-probabilities
+// kept where some probability is below T's range
 template <class T>
 pmf<T> from_log(const std::vector<ld>& lp, std::int64_t lower, ld truncated = 0) {
-  ld mx = -INFINITY;
-  for (ld v : lp) mx = std::max(mx, v);
-  ld s = 0;
-  for (ld v : lp) s += std::exp(v - mx);
-  const ld shift = mx + std::log(s);
-  array<T> a(lp.size());
-  T* d = a.data();
-  for (std::size_t i = 0; i < lp.size(); ++i) d[i] = static_cast<T>(std::exp(lp[i] - shift));
-  return pmf<T>(detail::trusted, std::move(a), lower, static_cast<T>(truncated));
+  return detail::pmf_from_logs<T>(lp.data(), lp.size(), lower, static_cast<T>(truncated));
 }
 
 void check_trials(const char* f, std::int64_t n) {
@@ -118,6 +113,29 @@ pmf<T> categorical(std::vector<T> weights, std::int64_t lower) {
   T* d = a.data();
   for (std::size_t i = 0; i < weights.size(); ++i) d[i] = static_cast<T>(weights[i] / s);
   return pmf<T>(detail::trusted, std::move(a), lower);
+}
+
+template <class T>
+pmf<T> categorical_log(std::vector<T> log_weights, std::int64_t lower) {
+  const char* f = "marg::categorical_log";
+  MARG_EXPECTS(!log_weights.empty(),
+               std::string(f) + ": log_weights is empty (the support must not be)");
+  MARG_EXPECTS(log_weights.size() <= INT_MAX,
+               bad_argument(f, "log_weights.size()", static_cast<std::int64_t>(log_weights.size()),
+                            "<= INT_MAX"));
+  bool any = false;
+  for (std::size_t i = 0; i < log_weights.size(); ++i) {
+    const T w = log_weights[i];
+    MARG_EXPECTS(!std::isnan(w) && w != std::numeric_limits<T>::infinity(),
+                 bad_real_argument(f, ("log_weights[" + std::to_string(i) + "]").c_str(),
+                                   static_cast<double>(w), "a number or -inf, not NaN or +inf"));
+    any = any || w != -std::numeric_limits<T>::infinity();
+  }
+  MARG_EXPECTS(any, std::string(f) + ": all " + std::to_string(log_weights.size()) +
+                        " log-weights are -inf (every weight is zero)");
+  detail::add_checked(f, "lower + size - 1", lower,
+                      static_cast<std::int64_t>(log_weights.size()) - 1);
+  return detail::pmf_from_logs<T>(log_weights.data(), log_weights.size(), lower);
 }
 
 template <class T>
@@ -233,15 +251,16 @@ pmf<T> delta(std::int64_t k) {
   return pmf<T>(detail::trusted, array<T>{T(1)}, k);
 }
 
-#define MARG_INSTANTIATE_FACTORIES(T)                           \
-  template pmf<T> categorical<T>(std::vector<T>, std::int64_t); \
-  template pmf<T> bernoulli<T>(T);                              \
-  template pmf<T> binomial<T>(std::int64_t, T);                 \
-  template pmf<T> uniform_int<T>(std::int64_t, std::int64_t);   \
-  template pmf<T> beta_binomial<T>(std::int64_t, T, T);         \
-  template pmf<T> poisson<T>(T, T);                             \
-  template pmf<T> geometric<T>(T, T);                           \
-  template pmf<T> negative_binomial<T>(T, T, T);                \
+#define MARG_INSTANTIATE_FACTORIES(T)                               \
+  template pmf<T> categorical<T>(std::vector<T>, std::int64_t);     \
+  template pmf<T> categorical_log<T>(std::vector<T>, std::int64_t); \
+  template pmf<T> bernoulli<T>(T);                                  \
+  template pmf<T> binomial<T>(std::int64_t, T);                     \
+  template pmf<T> uniform_int<T>(std::int64_t, std::int64_t);       \
+  template pmf<T> beta_binomial<T>(std::int64_t, T, T);             \
+  template pmf<T> poisson<T>(T, T);                                 \
+  template pmf<T> geometric<T>(T, T);                               \
+  template pmf<T> negative_binomial<T>(T, T, T);                    \
   template pmf<T> delta<T>(std::int64_t);
 MARG_INSTANTIATE_FACTORIES(float)
 MARG_INSTANTIATE_FACTORIES(double)

@@ -23,6 +23,20 @@ pmf<T>::pmf(detail::trusted_t, array<T>&& probs, std::int64_t lower, T truncated
 }
 
 template <class T>
+pmf<T>::pmf(detail::trusted_t, array<T>&& probs, array<T>&& log_probs, std::int64_t lower,
+            T truncated_mass)
+    : lower_(lower), truncated_(truncated_mass) {
+  detail::wait_for_stream(probs.stream());
+  detail::wait_for_stream(log_probs.stream());
+  const auto n = static_cast<std::int64_t>(probs.size());
+  auto s = std::make_shared<detail::pmf_storage<T>>(std::move(probs), std::move(log_probs));
+  data_ = s->probs.data();
+  logs_ = s->logs.empty() ? nullptr : s->logs.data();
+  storage_ = std::move(s);
+  size_ = n;
+}
+
+template <class T>
 void pmf<T>::require_nonempty(const char* function) const {
   MARG_EXPECTS(size_ != 0, std::string("marg::pmf::") + function +
                                ": the pmf is empty (default-constructed, moved-from, or the "
@@ -58,7 +72,7 @@ template <class T>
 T pmf<T>::log_prob(std::int64_t k) const {
   require_nonempty("log_prob");
   if (k < lower_ || k > lower_ + (size_ - 1)) return -std::numeric_limits<T>::infinity();
-  return std::log(data_[k - lower_]);
+  return logs_ ? logs_[k - lower_] : std::log(data_[k - lower_]);
 }
 
 template <class T>
@@ -107,6 +121,15 @@ template <class T>
 std::vector<T> pmf<T>::probs() const {
   require_nonempty("probs");
   return std::vector<T>(data_, data_ + size_);
+}
+
+template <class T>
+std::vector<T> pmf<T>::log_probs() const {
+  require_nonempty("log_probs");
+  if (logs_) return std::vector<T>(logs_, logs_ + size_);
+  std::vector<T> v(static_cast<std::size_t>(size_));
+  for (std::int64_t i = 0; i < size_; ++i) v[i] = std::log(data_[i]);
+  return v;
 }
 
 template <class T>

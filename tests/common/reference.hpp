@@ -271,6 +271,25 @@ struct error_report {
   }
 };
 
+/// The accuracy bound of a log-probability in log space (log_convolve and
+/// the pmfs that keep log-probabilities): max(1e-10, 1e-14 |l|) in double,
+/// max(1e-5, 1e-6 |l|) in float, plus `ulps` roundings of T at |l| for
+/// inputs that were themselves rounded to T.
+template <class T>
+real log_tolerance(real want, real ulps = 0) {
+  const real base = sizeof(T) == 4 ? std::max<real>(1e-5, 1e-6 * std::fabs(want))
+                                   : std::max<real>(1e-10, 1e-14 * std::fabs(want));
+  return base + ulps * std::numeric_limits<T>::epsilon() * std::fabs(want);
+}
+
+/// @return whether `got` is within log_tolerance<T>(want, ulps) of `want`
+///         (-inf matches only -inf)
+template <class T>
+bool log_close(real got, real want, real ulps = 0) {
+  if (want == -std::numeric_limits<real>::infinity()) return got == want;
+  return std::isfinite(got) && std::fabs(got - want) <= log_tolerance<T>(want, ulps);
+}
+
 /// Relative error |got - expected| / |expected| of one element; when
 /// expected is 0 the absolute error.
 inline real relative_error(real got, real expected) {

@@ -2,10 +2,11 @@
 /// @brief Factories of the common discrete families as marg::pmf<T>.
 ///
 /// Probabilities are computed in long double log space (lgamma, log1p) and
-/// exponentiated once, so that the tails of large supports are correct down
-/// to the smallest normal T (binomial(100000, 0.5) included). Each factory
-/// normalizes its long double values once by their sum, which absorbs the
-/// rounding of the log-gamma constants; entries below the range of T become 0.
+/// normalized once by their log-sum-exp, which absorbs the rounding of the
+/// log-gamma constants. Where some probability is below T's normal range
+/// (binomial(100000, 0.5) in double, binomial(1000, 0.5) in float), the pmf
+/// keeps the log-probabilities too (pmf::has_log_probs): log_prob stays exact
+/// there, and sums and conditioning run in log space.
 ///
 /// The unbounded families (poisson, geometric, negative_binomial) are
 /// truncated at the upper end: the support is 0..K with K the smallest value
@@ -14,8 +15,13 @@
 /// probabilities divided by 1 - dropped); pmf::truncated_mass() returns the
 /// dropped mass P(X > K), summed as a series: at most `tail` (it can round to
 /// `tail` itself where `tail` is at the bottom of T's range, e.g. denorm_min).
-/// The default `tail` is the machine epsilon of T, the level of rounding in
-/// the total mass.
+/// The default `tail` is 1e-300 in double and 1e-38 in float (about the
+/// smallest normal float): dropping at most that much mass keeps every value
+/// whose probability T can represent, so that data in the far tail (an
+/// observed count of 50 from poisson(3) + binomial(20, 0.25), probability
+/// about e^-67.6) stays possible. A value beyond the kept support has
+/// probability 0 (log_prob -inf): choose `tail` smaller, or the parameters,
+/// when data can land there.
 ///
 /// Every factory throws marg::invalid_argument naming the argument and its
 /// value on bad input, and when the support would exceed INT_MAX values (the
@@ -32,10 +38,11 @@
 
 namespace marg {
 
-/// @return the default truncation mass of the unbounded families: epsilon of T
+/// @return the default truncation mass of the unbounded families: 1e-300 in
+///         double, 1e-38 in float
 template <class T>
 constexpr T default_tail() noexcept {
-  return std::numeric_limits<T>::epsilon();
+  return sizeof(T) == 4 ? T(1e-38f) : T(1e-300);
 }
 
 /// A categorical law on lower, lower+1, ... with probabilities proportional to
@@ -54,6 +61,18 @@ template <class T = double>
 pmf<T> categorical(std::initializer_list<T> weights, std::int64_t lower = 0) {
   return categorical<T>(std::vector<T>(weights), lower);
 }
+
+/// A categorical law on lower, lower+1, ... with probabilities proportional to
+/// exp(log_weights), normalized by their log-sum-exp in long double: weights
+/// far below T's range (categorical_log({-800, -801}) is {0.731, 0.269})
+/// and logits alike. Where a normalized probability is below T's normal
+/// range the pmf keeps the log-probabilities (pmf::has_log_probs).
+/// @param log_weights log-weights: numbers or -inf (weight 0), not NaN or
+///        +inf, not all -inf, not empty
+/// @param lower the value of the first weight
+/// @return the pmf
+template <class T = double>
+pmf<T> categorical_log(std::vector<T> log_weights, std::int64_t lower = 0);
 
 /// Bernoulli: P(1) = p, P(0) = 1 - p, support {0, 1}.
 /// @param p success probability in [0, 1]

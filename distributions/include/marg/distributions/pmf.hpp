@@ -41,7 +41,10 @@ struct pmf_storage;
 /// The probabilities of a pmf sum to 1 up to rounding. A pmf from a truncated
 /// family (poisson, geometric, negative_binomial) is the law conditioned on
 /// the kept support; truncated_mass() is the mass the untruncated law puts
-/// outside it. Entries may be zero (log_prob gives -inf there).
+/// outside it. Entries may be zero (log_prob gives -inf there). Where some
+/// probability is below T's normal range, the pmf also keeps the
+/// log-probabilities (has_log_probs()), so that log_prob, log_probs, sums and
+/// conditioning stay exact in the far tails.
 ///
 /// Every pmf is complete when returned: pending GPU work has finished, so
 /// host reads never wait.
@@ -64,6 +67,17 @@ class pmf {
   /// @param truncated_mass mass dropped by truncation (0 for bounded families)
   pmf(detail::trusted_t tag, array<T>&& probs, std::int64_t lower, T truncated_mass = T(0));
 
+  /// Wraps probabilities together with their logarithms, which stay exact
+  /// where a probability is below T's normal range (internal use).
+  /// @param tag detail::trusted
+  /// @param probs probabilities as for the constructor above (0 where they
+  ///        underflow T)
+  /// @param log_probs log-probabilities of the same values, same size
+  /// @param lower the smallest value of the support
+  /// @param truncated_mass mass dropped by truncation
+  pmf(detail::trusted_t tag, array<T>&& probs, array<T>&& log_probs, std::int64_t lower,
+      T truncated_mass = T(0));
+
   /// Shares the storage of `other` (O(1)).
   /// @param other the pmf to copy
   pmf(const pmf& other) = default;
@@ -76,6 +90,7 @@ class pmf {
   pmf(pmf&& other) noexcept
       : storage_(std::move(other.storage_)),
         data_(std::exchange(other.data_, nullptr)),
+        logs_(std::exchange(other.logs_, nullptr)),
         lower_(std::exchange(other.lower_, 0)),
         size_(std::exchange(other.size_, 0)),
         truncated_(std::exchange(other.truncated_, T(0))) {}
@@ -86,6 +101,7 @@ class pmf {
     if (this != &other) {
       storage_ = std::move(other.storage_);
       data_ = std::exchange(other.data_, nullptr);
+      logs_ = std::exchange(other.logs_, nullptr);
       lower_ = std::exchange(other.lower_, 0);
       size_ = std::exchange(other.size_, 0);
       truncated_ = std::exchange(other.truncated_, T(0));
@@ -111,8 +127,9 @@ class pmf {
   /// @return P(X = k); 0 outside the support
   T prob(std::int64_t k) const;
   /// @param k a value
-  /// @return log P(X = k): the log of the stored probability (accurate for
-  ///         tiny probabilities), -inf outside the support or where it is 0
+  /// @return log P(X = k), finite wherever the probability is non-zero, also
+  ///         below T's range (binomial(100000, 0.5).log_prob(0) is
+  ///         -69314.718...); -inf outside the support or where it is 0
   T log_prob(std::int64_t k) const;
   /// @param k a value
   /// @return P(X <= k), summed in long double; 0 below the support, 1 from upper on
@@ -131,6 +148,16 @@ class pmf {
   }
   /// @return a host copy of the probabilities of lower..upper
   std::vector<T> probs() const;
+  /// @return a host copy of the log-probabilities of lower..upper, finite
+  ///         wherever the probability is non-zero (see log_prob)
+  std::vector<T> log_probs() const;
+  /// @return true when some probability is below T's normal range and the
+  ///         pmf keeps its log-probabilities beside the probabilities; sums
+  ///         and conditioning then work in log space (marg::log_convolve)
+  bool has_log_probs() const noexcept { return logs_ != nullptr; }
+  /// @return pointer to size() log-probabilities when has_log_probs(), else
+  ///         nullptr (pool memory, valid while this pmf or a copy lives)
+  const T* log_data() const noexcept { return logs_; }
   /// @return pointer to size() probabilities (valid while this pmf or a copy lives);
   ///         pool memory, usable by host code and by the numeric entry points
   const T* data() const;
@@ -150,6 +177,7 @@ class pmf {
 
   std::shared_ptr<const detail::pmf_storage<T>> storage_;
   const T* data_ = nullptr;
+  const T* logs_ = nullptr;
   std::int64_t lower_ = 0;
   std::int64_t size_ = 0;
   T truncated_ = T(0);

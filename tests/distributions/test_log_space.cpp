@@ -1,0 +1,145 @@
+// Probabilities below T's range: the factories keep log-probabilities, sums
+// and hard conditioning run in log space, categorical_log takes log-weights,
+// and the default truncation keeps far-tail data possible. References are
+// long double recurrences and direct sums, never the library's formulas.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "dist_fixture.hpp"
+
+using namespace marg::test;
+using namespace marg::test::dist;
+
+namespace {
+
+constexpr real ninf = -std::numeric_limits<real>::infinity();
+
+// log Binomial(n, p) by the ratio recurrence from k = 0 (long double)
+rvec ref_log_binomial(std::int64_t n, real p) {
+  rvec lp(static_cast<std::size_t>(n + 1));
+  lp[0] = n * std::log1p(-p);
+  const real odds = std::log(p) - std::log1p(-p);
+  for (std::int64_t k = 0; k < n; ++k)
+    lp[k + 1] = lp[k] + std::log(static_cast<real>(n - k) / (k + 1)) + odds;
+  return lp;
+}
+
+// every log-probability of x within log_tolerance (plus `ulps` of rounded inputs)
+template <class T>
+void expect_logs(const marg::pmf<T>& x, const rvec& want, real ulps = 0) {
+  REQUIRE(x.size() == static_cast<std::int64_t>(want.size()));
+  const std::vector<T> got = x.log_probs();
+  std::int64_t bad = 0;
+  for (std::size_t k = 0; k < want.size(); ++k) {
+    if (!log_close<T>(got[k], want[k], ulps) && bad++ < 5) {
+      CAPTURE(k, want[k], got[k]);
+      CHECK(false);
+    }
+  }
+  CHECK(bad == 0);
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("log space: binomial keeps every log-probability", "[distributions][log]",
+                   MARG_DIST_CONFIGS) {
+  using T = typename TestType::T;
+  MARG_USE_BACKEND_OR_SKIP(TestType);
+  // double: 2^-100000 at the ends; float: 2^-1000
+  const std::int64_t n = sizeof(T) == 4 ? 1000 : 100000;
+  const auto x = marg::binomial<T>(n, 0.5);
+  CHECK(x.has_log_probs());
+  expect_logs(x, ref_log_binomial(n, 0.5L));
+  CHECK(std::fabs(x.log_prob(0) - n * std::log(0.5L)) <= log_tolerance<T>(n * std::log(0.5L)));
+  // values that fit T keep the linear form alone
+  CHECK_FALSE(marg::binomial<T>(40, 0.5).has_log_probs());
+}
+
+TEMPLATE_TEST_CASE("log space: Binomial(N, 1/2) + itself is Binomial(2N, 1/2) at every k",
+                   "[distributions][log]", MARG_DIST_CONFIGS) {
+  using T = typename TestType::T;
+  MARG_USE_BACKEND_OR_SKIP(TestType);
+  const std::int64_t N = sizeof(T) == 4 ? 1000 : 20000;
+  const auto x = marg::binomial<T>(N, 0.5);
+  const auto s = x + x;
+  CHECK(s.has_log_probs());
+  // the inputs are rounded to T: allow 2 ulp of each log-probability
+  const rvec want = ref_log_binomial(2 * N, 0.5L);
+  expect_logs(s, want, 2);
+  // difference and negation keep the log-probabilities, reversed
+  const auto d = x - x;
+  CHECK(d.has_log_probs());
+  CHECK(d.lower() == -N);
+  CHECK(log_close<T>(d.log_prob(-N), want[0], 2));
+}
+
+TEMPLATE_TEST_CASE("log space: conditioning on a far-tail sum", "[distributions][log]",
+                   MARG_DIST_CONFIGS) {
+  using T = typename TestType::T;
+  MARG_USE_BACKEND_OR_SKIP(TestType);
+  const std::int64_t N = sizeof(T) == 4 ? 1000 : 100000;
+  const auto x = marg::binomial<T>(N, 0.5);
+  // P(x + x = 5) = C(2N, 5) 2^-2N
+  const rvec want = ref_log_binomial(2 * N, 0.5L);
+  const real tol = log_tolerance<T>(want[5], 4);
+  CHECK(std::fabs(marg::log_prob_sum(x, x, 5) - want[5]) <= tol);
+  const auto post = marg::condition_on_sum(x, x, 5);
+  CHECK(std::fabs(post.log_likelihood - want[5]) <= tol);
+  REQUIRE_FALSE(post.first.empty());
+  REQUIRE(post.first.lower() == 0);
+  REQUIRE(post.first.upper() == 5);
+  // posterior of the first term: C(N, j) C(N, 5 - j) / C(2N, 5)
+  const rvec lb = ref_log_binomial(N, 0.5L);
+  // the inputs' log-probabilities (about -N log 2) carry T's rounding: a
+  // relative error of a few epsilon * N log 2 in each posterior probability
+  const real rel = 8 * std::numeric_limits<T>::epsilon() * N * std::log(2.0L);
+  for (std::int64_t j = 0; j <= 5; ++j) {
+    const real p = std::exp(lb[j] + lb[5 - j] - want[5]);
+    CAPTURE(j, p, post.first.prob(j));
+    CHECK(std::fabs(post.first.prob(j) - p) <= rel * p);
+    CHECK(std::fabs(post.second.prob(5 - j) - p) <= rel * p);
+  }
+}
+
+TEMPLATE_TEST_CASE("log space: categorical_log", "[distributions][log]", MARG_DIST_CONFIGS) {
+  using T = typename TestType::T;
+  MARG_USE_BACKEND_OR_SKIP(TestType);
+  const auto x = marg::categorical_log<T>({T(-800), T(-801)}, 3);
+  CHECK(x.lower() == 3);
+  const real p0 = 1 / (1 + std::exp(real(-1)));
+  CHECK(std::fabs(x.prob(3) - p0) <= 4 * std::numeric_limits<T>::epsilon());
+  CHECK(std::fabs(x.prob(4) - (1 - p0)) <= 4 * std::numeric_limits<T>::epsilon());
+  CHECK_FALSE(x.has_log_probs());
+  // weights spanning e^-5000: kept as log-probabilities
+  const T ninf_t = -std::numeric_limits<T>::infinity();
+  const auto y = marg::categorical_log<T>({T(0), ninf_t, T(-5000)});
+  CHECK(y.has_log_probs());
+  CHECK(y.prob(1) == T(0));
+  CHECK(y.log_prob(1) == ninf_t);
+  CHECK(std::fabs(y.log_prob(2) + 5000) <= log_tolerance<T>(5000));
+  using Catch::Matchers::Contains;
+  CHECK_THROWS_WITH(marg::categorical_log<T>({ninf_t, ninf_t}), Contains("are -inf"));
+  CHECK_THROWS_WITH(marg::categorical_log<T>({T(0), std::numeric_limits<T>::quiet_NaN()}),
+                    Contains("log_weights[1]"));
+  CHECK_THROWS_AS(marg::categorical_log<T>({}), marg::invalid_argument);
+}
+
+TEST_CASE("log space: the default tail keeps a count of 50 possible", "[distributions][log]") {
+  // x ~ Poisson(3), y ~ Binomial(20, 1/4): P(x + y = 50) is about e^-67.6
+  const auto x = marg::poisson(3.0);
+  const auto y = marg::binomial(20, 0.25);
+  CHECK(x.upper() >= 50);
+  CHECK(x.truncated_mass() <= 1e-300);
+  // reference: sum over y of Poisson(3) at 50 - j times Binomial at j, by recurrences
+  const rvec py = ref_binomial(20, 0.25L), px = ref_poisson(3.0L, 50);
+  real s = 0;
+  for (std::int64_t j = 0; j <= 20; ++j) s += px[50 - j] * py[j];
+  const real want = std::log(s);
+  CAPTURE(want);
+  CHECK(std::fabs(marg::log_prob_sum(x, y, 50) - want) <= 1e-10L);
+  CHECK(std::fabs(want + 67.59L) < 0.01L);
+}
