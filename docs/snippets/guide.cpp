@@ -158,6 +158,27 @@ void precision() {
   expect(sf.size() == 2001, "float sum support");
 }
 
+void log_space() {
+  // [snippet: log space]
+  const marg::pmf<double> x = marg::binomial(100000, 0.5);  // P(0) = 2^-100000
+  std::printf("log P(x = 0) = %.3f, kept as a log-probability: %d\n", x.log_prob(0),
+              x.has_log_probs());
+  const double ll = marg::log_prob_sum(x, x, 5);  // log P(x + x = 5), about -138600
+  const marg::pmf<double> s = x + x;              // exact in every element, in log space
+  std::printf("log P(x + x = 5) = %.3f = %.3f\n", ll, s.log_prob(5));
+  const marg::pmf<double> c = marg::categorical_log({-800.0, -801.0});  // log-weights
+  std::printf("P(c = 0) = %.4f\n", c.prob(0));
+  // the numeric layer: r_i = log sum_j exp(a_j + b_{i-j}), -inf allowed
+  const std::vector<double> a = {-1000, -1001, -INFINITY}, b = {-2000, -2003};
+  std::vector<double> r(4);
+  marg::log_convolve<double>(3, 2, a.data(), 1, b.data(), 1, r.data(), 1);
+  // [end]
+  expect(std::fabs(x.log_prob(0) + 100000 * std::log(2.0)) < 1e-9, "log P(0)");
+  expect(std::fabs(ll - s.log_prob(5)) < 1e-9, "log_prob_sum against the sum");
+  expect(std::fabs(c.prob(0) - 1 / (1 + std::exp(-1.0))) < 1e-15, "categorical_log");
+  expect(std::fabs(r[0] + 3000) < 1e-12 && r[3] == -INFINITY, "log_convolve");
+}
+
 void backends() {
   // [snippet: backend]
   std::printf("CUDA compiled: %d, usable GPUs: %d\n", marg::cuda_compiled(), marg::device_count());
@@ -246,6 +267,7 @@ int main() {
   batches();
   evidence_on_device();
   precision();
+  log_space();
   backends();
   numeric_layer();
   pool();
