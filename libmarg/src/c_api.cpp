@@ -236,6 +236,24 @@ MARG_C_BATCHED(marg_convolve_grad_p_batched_f64, convolve_grad_p_batched, double
 MARG_C_BATCHED(marg_convolve_grad_q_batched_f32, convolve_grad_q_batched, float)
 MARG_C_BATCHED(marg_convolve_grad_q_batched_f64, convolve_grad_q_batched, double)
 
+MARG_C_SINGLE(marg_log_convolve_f32, log_convolve, float)
+MARG_C_SINGLE(marg_log_convolve_f64, log_convolve, double)
+MARG_C_BATCHED(marg_log_convolve_batched_f32, log_convolve_batched, float)
+MARG_C_BATCHED(marg_log_convolve_batched_f64, log_convolve_batched, double)
+
+// the log-space gradients read the forward result r as well
+#define MARG_C_LOG_GRAD(cname, cxxname, T)                                                   \
+  marg_status cname(int m, int n, const T* g, int incg, const T* a, int inca, const T* b,    \
+                    int incb, const T* r, int incr, T* out, int incout, void* stream) {      \
+    return guarded([&] {                                                                     \
+      marg::cxxname<T>(m, n, g, incg, a, inca, b, incb, r, incr, out, incout, view(stream)); \
+    });                                                                                      \
+  }
+MARG_C_LOG_GRAD(marg_log_convolve_grad_a_f32, log_convolve_grad_a, float)
+MARG_C_LOG_GRAD(marg_log_convolve_grad_a_f64, log_convolve_grad_a, double)
+MARG_C_LOG_GRAD(marg_log_convolve_grad_b_f32, log_convolve_grad_b, float)
+MARG_C_LOG_GRAD(marg_log_convolve_grad_b_f64, log_convolve_grad_b, double)
+
 marg_status marg_log_prob_sum_f32(int m, const float* p, int incp, int64_t lower_x, int n,
                                   const float* q, int incq, int64_t lower_y, int64_t k,
                                   float* log_prob) {

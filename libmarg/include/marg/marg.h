@@ -271,6 +271,105 @@ marg_status marg_convolve_grad_q_batched_f64(int m, int n, const double* g, int 
                                              int64_t stridep, double* gq, int incgq,
                                              int64_t stridegq, int batch, void* stream);
 
+/* ---- log space: r_i = log sum_j exp(a_j + b_{i-j}), see marg::log_convolve ---- */
+
+/**
+ * Log-space convolution of log-probabilities a and b, exact in every element
+ * also below the type's range; -inf entries allowed. See marg::log_convolve.
+ * @param m length of a
+ * @param n length of b
+ * @param a first operand (log-probabilities)
+ * @param inca stride of a
+ * @param b second operand (log-probabilities)
+ * @param incb stride of b
+ * @param r output, m + n - 1 elements
+ * @param incr stride of r
+ * @param stream a cudaStream_t or NULL
+ * @return a status code
+ */
+marg_status marg_log_convolve_f32(int m, int n, const float* a, int inca, const float* b, int incb,
+                                  float* r, int incr, void* stream);
+/** Double-precision marg_log_convolve_f32. @copydetails marg_log_convolve_f32 */
+marg_status marg_log_convolve_f64(int m, int n, const double* a, int inca, const double* b,
+                                  int incb, double* r, int incr, void* stream);
+
+/**
+ * A batch of log-space convolutions. See marg::log_convolve_batched.
+ * @param m length of each a
+ * @param n length of each b
+ * @param a first operands
+ * @param inca stride within one a
+ * @param stridea elements between consecutive a (0: shared)
+ * @param b second operands
+ * @param incb stride within one b
+ * @param strideb elements between consecutive b (0: shared)
+ * @param r outputs
+ * @param incr stride within one r
+ * @param strider elements between consecutive r
+ * @param batch number of problems
+ * @param stream a cudaStream_t or NULL
+ * @return a status code
+ */
+marg_status marg_log_convolve_batched_f32(int m, int n, const float* a, int inca, int64_t stridea,
+                                          const float* b, int incb, int64_t strideb, float* r,
+                                          int incr, int64_t strider, int batch, void* stream);
+/** Double-precision marg_log_convolve_batched_f32. @copydetails marg_log_convolve_batched_f32 */
+marg_status marg_log_convolve_batched_f64(int m, int n, const double* a, int inca, int64_t stridea,
+                                          const double* b, int incb, int64_t strideb, double* r,
+                                          int incr, int64_t strider, int batch, void* stream);
+
+/**
+ * Vector-Jacobian product of marg_log_convolve with respect to a:
+ * ga_j = sum_i g_i exp(a_j + b_{i-j} - r_i). See marg::log_convolve_grad_a.
+ * @param m length of a and ga
+ * @param n length of b
+ * @param g gradient with respect to r (m + n - 1 elements)
+ * @param incg stride of g
+ * @param a first operand of the forward call
+ * @param inca stride of a
+ * @param b second operand of the forward call
+ * @param incb stride of b
+ * @param r result of the forward call
+ * @param incr stride of r
+ * @param ga output, m elements
+ * @param incga stride of ga
+ * @param stream a cudaStream_t or NULL
+ * @return a status code
+ */
+marg_status marg_log_convolve_grad_a_f32(int m, int n, const float* g, int incg, const float* a,
+                                         int inca, const float* b, int incb, const float* r,
+                                         int incr, float* ga, int incga, void* stream);
+/** Double-precision marg_log_convolve_grad_a_f32. @copydetails marg_log_convolve_grad_a_f32 */
+marg_status marg_log_convolve_grad_a_f64(int m, int n, const double* g, int incg, const double* a,
+                                         int inca, const double* b, int incb, const double* r,
+                                         int incr, double* ga, int incga, void* stream);
+
+/**
+ * Vector-Jacobian product of marg_log_convolve with respect to b:
+ * gb_k = sum_i g_i exp(a_{i-k} + b_k - r_i). See marg::log_convolve_grad_b.
+ * @param m length of a
+ * @param n length of b and gb
+ * @param g gradient with respect to r (m + n - 1 elements)
+ * @param incg stride of g
+ * @param a first operand of the forward call
+ * @param inca stride of a
+ * @param b second operand of the forward call
+ * @param incb stride of b
+ * @param r result of the forward call
+ * @param incr stride of r
+ * @param gb output, n elements
+ * @param incgb stride of gb
+ * @param stream a cudaStream_t or NULL
+ * @return a status code
+ */
+marg_status marg_log_convolve_grad_b_f32(int m, int n, const float* g, int incg, const float* a,
+                                         int inca, const float* b, int incb, const float* r,
+                                         int incr, float* gb, int incgb, void* stream);
+/** Double-precision marg_log_convolve_grad_b_f32. @copydetails marg_log_convolve_grad_b_f32 */
+marg_status marg_log_convolve_grad_b_f64(int m, int n, const double* g, int incg, const double* a,
+                                         int inca, const double* b, int incb, const double* r,
+                                         int incr, double* gb, int incgb, void* stream);
+
 /**
  * log P(x + y = k) for x with weights p on {lower_x, ..., lower_x + m - 1} and
  * y with weights q on {lower_y, ..., lower_y + n - 1}, without forming the PMF
