@@ -5,7 +5,13 @@
 #include <marg/marg.hpp>
 #include <marg/numeric/graph.hpp>
 
+#include "../../numeric/src/memory/device_memory.hpp"
+#include "c_guard.hpp"
+
+#include <algorithm>
+#include <cmath>
 #include <exception>
+#include <limits>
 #include <memory>
 #include <new>
 #include <string>
@@ -14,63 +20,55 @@
 
 namespace {
 
-thread_local std::string last_error;
-
-marg_status fail(marg_status status, const char* what) noexcept {
-  try {
-    last_error = what;
-  } catch (...) {
-    // keep the status even when the message cannot be stored
-  }
-  return status;
-}
-
-// runs fn; maps each libmarg exception to its status code
-template <class F>
-marg_status guarded(F&& fn) noexcept {
-  try {
-    fn();
-    return MARG_SUCCESS;
-  } catch (const std::invalid_argument& e) {
-    return fail(MARG_ERROR_INVALID_ARGUMENT, e.what());
-  } catch (const marg::out_of_memory& e) {
-    return fail(MARG_ERROR_OUT_OF_MEMORY, e.what());
-  } catch (const std::bad_alloc& e) {
-    return fail(MARG_ERROR_OUT_OF_MEMORY, e.what());
-  } catch (const marg::cuda_error& e) {
-    return fail(MARG_ERROR_CUDA, e.what());
-  } catch (const std::exception& e) {
-    return fail(MARG_ERROR_INTERNAL, e.what());
-  } catch (...) {
-    return fail(MARG_ERROR_INTERNAL, "unknown exception");
-  }
-}
+using marg::detail::c_api::fail;
+using marg::detail::c_api::guarded;
 
 marg::stream_view view(void* stream) {
   return marg::stream_view{stream};
 }
 
-// a pmf from strided C weights (checked and normalized by marg::categorical)
+// a host copy of `length` strided values in host, managed or device memory,
+// each checked finite and non-negative; the caller has waited for the stream
 template <class T>
-marg::pmf<T> weights(const char* function, const char* name, int length, const T* w, int inc,
-                     std::int64_t lower) {
+std::vector<T> host_values(const char* function, const char* name, int length, const T* w,
+                           int inc) {
   MARG_EXPECTS(length >= 1,
-               marg::detail::bad_argument(function, "length of weights", length, ">= 1"));
-  MARG_EXPECTS(inc >= 1, marg::detail::bad_argument(function, "stride of weights", inc, ">= 1"));
+               marg::detail::bad_argument(function, (std::string("length of ") + name).c_str(),
+                                          length, ">= 1"));
+  MARG_EXPECTS(inc >= 1, marg::detail::bad_argument(
+                             function, (std::string("stride of ") + name).c_str(), inc, ">= 1"));
   MARG_EXPECTS(w != nullptr, std::string(function) + ": " + name + " is null");
   std::vector<T> v(static_cast<std::size_t>(length));
-  for (int i = 0; i < length; ++i) v[i] = w[static_cast<std::int64_t>(i) * inc];
-  return marg::categorical<T>(std::move(v), lower);
+  marg::detail::device::copy_strided(v.data(), sizeof(T), w, sizeof(T) * inc, sizeof(T), v.size());
+  for (int i = 0; i < length; ++i)
+    MARG_EXPECTS(std::isfinite(v[i]) && v[i] >= 0,
+                 marg::detail::bad_real_argument(
+                     function, (std::string(name) + "[" + std::to_string(i) + "]").c_str(),
+                     static_cast<double>(v[i]), "finite and >= 0"));
+  return v;
 }
 
+// log sum_j p_j q_{k-j} of the values as given (the numeric layer's rule: no
+// normalization), summed in long double so that products below T's range count
 template <class T>
 marg_status log_prob_sum(const char* function, int m, const T* p, int incp, std::int64_t lower_x,
                          int n, const T* q, int incq, std::int64_t lower_y, std::int64_t k,
-                         T* log_prob) {
+                         T* log_prob, void* stream) {
   return guarded([&] {
     MARG_EXPECTS(log_prob != nullptr, std::string(function) + ": log_prob is null");
-    *log_prob = marg::log_prob_sum(weights(function, "p", m, p, incp, lower_x),
-                                   weights(function, "q", n, q, incq, lower_y), k);
+    marg::synchronize(view(stream));
+    const std::vector<T> a = host_values(function, "p", m, p, incp);
+    const std::vector<T> b = host_values(function, "q", n, q, incq);
+    // k - lower_x - lower_y in long double: no int64 overflow for any bounds
+    const long double d = static_cast<long double>(k) - lower_x - lower_y;
+    long double s = 0;
+    if (d >= 0 && d <= static_cast<long double>(m) + n - 2) {
+      const auto i = static_cast<std::int64_t>(d);
+      const std::int64_t j0 = std::max<std::int64_t>(0, i - (n - 1));
+      const std::int64_t j1 = std::min<std::int64_t>(m - 1, i);
+      for (std::int64_t j = j0; j <= j1; ++j) s += static_cast<long double>(a[j]) * b[i - j];
+    }
+    *log_prob = s > 0 ? static_cast<T>(std::log(s)) : -std::numeric_limits<T>::infinity();
   });
 }
 
@@ -121,7 +119,7 @@ const char* marg_status_string(marg_status status) {
 }
 
 const char* marg_last_error_message(void) {
-  return last_error.c_str();
+  return marg::detail::c_api::last_error.c_str();
 }
 
 const char* marg_version(void) {
@@ -256,16 +254,16 @@ MARG_C_LOG_GRAD(marg_log_convolve_grad_b_f64, log_convolve_grad_b, double)
 
 marg_status marg_log_prob_sum_f32(int m, const float* p, int incp, int64_t lower_x, int n,
                                   const float* q, int incq, int64_t lower_y, int64_t k,
-                                  float* log_prob) {
+                                  float* log_prob, void* stream) {
   return log_prob_sum("marg_log_prob_sum_f32", m, p, incp, lower_x, n, q, incq, lower_y, k,
-                      log_prob);
+                      log_prob, stream);
 }
 
 marg_status marg_log_prob_sum_f64(int m, const double* p, int incp, int64_t lower_x, int n,
                                   const double* q, int incq, int64_t lower_y, int64_t k,
-                                  double* log_prob) {
+                                  double* log_prob, void* stream) {
   return log_prob_sum("marg_log_prob_sum_f64", m, p, incp, lower_x, n, q, incq, lower_y, k,
-                      log_prob);
+                      log_prob, stream);
 }
 
 }  // extern "C"

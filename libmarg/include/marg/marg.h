@@ -371,29 +371,795 @@ marg_status marg_log_convolve_grad_b_f64(int m, int n, const double* g, int incg
                                          int incr, double* gb, int incgb, void* stream);
 
 /**
- * log P(x + y = k) for x with weights p on {lower_x, ..., lower_x + m - 1} and
- * y with weights q on {lower_y, ..., lower_y + n - 1}, without forming the PMF
- * of the sum (see marg::log_prob_sum). Weights are normalized as by
- * marg::categorical: non-negative, finite, not all zero.
- * @param m number of weights of x (>= 1)
- * @param p weights of x
+ * log P(x + y = k) = log sum_j p_j q_{k - lower_x - lower_y - j} for x with
+ * probabilities p on {lower_x, ..., lower_x + m - 1} and y with q on
+ * {lower_y, ..., lower_y + n - 1}, without forming the PMF of the sum.
+ * Like every numeric call (marg_convolve_*), it takes the values as given and
+ * does not normalize them: unnormalized weights give the log of the
+ * unnormalized sum (build a marg_pmf with marg_pmf_categorical_* to
+ * normalize). p and q may be host, managed or device memory; the call waits
+ * for the work queued on `stream` before reading them, and returns with
+ * *log_prob (host memory) written. The sum is taken in long double.
+ * @param m number of values of p (>= 1)
+ * @param p probabilities of x, finite and >= 0
  * @param incp stride of p (>= 1)
  * @param lower_x smallest value of x
- * @param n number of weights of y (>= 1)
- * @param q weights of y
+ * @param n number of values of q (>= 1)
+ * @param q probabilities of y, finite and >= 0
  * @param incq stride of q (>= 1)
  * @param lower_y smallest value of y
  * @param k the observed sum
  * @param log_prob receives log P(x + y = k), -infinity when k is impossible
+ * @param stream a cudaStream_t or NULL
  * @return a status code
  */
 marg_status marg_log_prob_sum_f32(int m, const float* p, int incp, int64_t lower_x, int n,
                                   const float* q, int incq, int64_t lower_y, int64_t k,
-                                  float* log_prob);
+                                  float* log_prob, void* stream);
 /** Double-precision marg_log_prob_sum_f32. @copydetails marg_log_prob_sum_f32 */
 marg_status marg_log_prob_sum_f64(int m, const double* p, int incp, int64_t lower_x, int n,
                                   const double* q, int incq, int64_t lower_y, int64_t k,
-                                  double* log_prob);
+                                  double* log_prob, void* stream);
+
+/* ======================================================================
+ * Distributions: pmf handles (see marg::pmf and docs/embedding.md)
+ *
+ * A marg_pmf is an immutable probability mass function on lower..upper that
+ * carries its element type (float or double). Handles are created by the
+ * factories and operations below and freed with marg_pmf_destroy; copying
+ * one (marg_pmf_copy) shares its storage. A handle may be read from several
+ * threads at once. Every array these calls read or write is host memory
+ * (the C++ calls take and return std::vector); the probabilities themselves
+ * live in the pool (device-visible managed memory with a GPU).
+ *
+ * Normalization: the factories normalize (categorical weights are divided
+ * by their sum); the numeric calls above never do. The _f32/_f64 suffix of
+ * a call names the element type of its array arguments; a handle of the
+ * other type gives MARG_ERROR_INVALID_ARGUMENT. Calls without a suffix take
+ * handles of either type (both operands of the same type) and report
+ * log-likelihoods in double. On failure nothing is written to any output.
+ * ====================================================================== */
+
+/** An opaque pmf handle. */
+typedef struct marg_pmf marg_pmf;
+
+/** Element types of handles. */
+typedef enum marg_dtype {
+  MARG_DTYPE_F32 = 0,              /**< float */
+  MARG_DTYPE_F64 = 1,              /**< double */
+  MARG_DTYPE_MAX_ENUM = 0x7FFFFFFF /**< not a type: gives the enum the range of int */
+} marg_dtype;
+
+/**
+ * Frees a handle (other handles sharing its storage are unaffected).
+ * @param x a handle, or NULL
+ */
+void marg_pmf_destroy(marg_pmf* x);
+
+/**
+ * A second handle on the same pmf (O(1): the storage is shared).
+ * @param x the pmf
+ * @param out receives the new handle
+ * @return a status code
+ */
+marg_status marg_pmf_copy(const marg_pmf* x, marg_pmf** out);
+
+/**
+ * @param x the pmf
+ * @param dtype receives its element type
+ * @return a status code
+ */
+marg_status marg_pmf_dtype(const marg_pmf* x, marg_dtype* dtype);
+
+/**
+ * The support lower..upper.
+ * @param x the pmf
+ * @param lower receives the smallest value (may be NULL)
+ * @param upper receives the largest value (may be NULL)
+ * @return a status code
+ */
+marg_status marg_pmf_support(const marg_pmf* x, int64_t* lower, int64_t* upper);
+
+/**
+ * @param x the pmf
+ * @param size receives upper - lower + 1
+ * @return a status code
+ */
+marg_status marg_pmf_size(const marg_pmf* x, int64_t* size);
+
+/**
+ * Host copy of P(x = lower), ..., P(x = upper).
+ * @param x the pmf (float)
+ * @param out receives the probabilities
+ * @param count capacity of out, >= the size of x (size values are written)
+ * @return a status code
+ */
+marg_status marg_pmf_probs_f32(const marg_pmf* x, float* out, int64_t count);
+/** Double-precision marg_pmf_probs_f32. @copydetails marg_pmf_probs_f32 */
+marg_status marg_pmf_probs_f64(const marg_pmf* x, double* out, int64_t count);
+
+/**
+ * Host copy of log P(x = lower), ..., log P(x = upper), finite wherever the
+ * probability is non-zero, also below the type's range.
+ * @param x the pmf (float)
+ * @param out receives the log-probabilities
+ * @param count capacity of out, >= the size of x (size values are written)
+ * @return a status code
+ */
+marg_status marg_pmf_log_probs_f32(const marg_pmf* x, float* out, int64_t count);
+/** Double-precision marg_pmf_log_probs_f32. @copydetails marg_pmf_log_probs_f32 */
+marg_status marg_pmf_log_probs_f64(const marg_pmf* x, double* out, int64_t count);
+
+/**
+ * P(x = k); 0 outside the support.
+ * @param x the pmf (float)
+ * @param k a value
+ * @param out receives the probability
+ * @return a status code
+ */
+marg_status marg_pmf_prob_f32(const marg_pmf* x, int64_t k, float* out);
+/** Double-precision marg_pmf_prob_f32. @copydetails marg_pmf_prob_f32 */
+marg_status marg_pmf_prob_f64(const marg_pmf* x, int64_t k, double* out);
+
+/**
+ * log P(x = k); -infinity outside the support or where it is 0.
+ * @param x the pmf (float)
+ * @param k a value
+ * @param out receives the log-probability
+ * @return a status code
+ */
+marg_status marg_pmf_log_prob_f32(const marg_pmf* x, int64_t k, float* out);
+/** Double-precision marg_pmf_log_prob_f32. @copydetails marg_pmf_log_prob_f32 */
+marg_status marg_pmf_log_prob_f64(const marg_pmf* x, int64_t k, double* out);
+
+/**
+ * P(x <= k).
+ * @param x the pmf (float)
+ * @param k a value
+ * @param out receives the probability
+ * @return a status code
+ */
+marg_status marg_pmf_cdf_f32(const marg_pmf* x, int64_t k, float* out);
+/** Double-precision marg_pmf_cdf_f32. @copydetails marg_pmf_cdf_f32 */
+marg_status marg_pmf_cdf_f64(const marg_pmf* x, int64_t k, double* out);
+
+/**
+ * E[x].
+ * @param x the pmf (float)
+ * @param out receives the mean
+ * @return a status code
+ */
+marg_status marg_pmf_mean_f32(const marg_pmf* x, float* out);
+/** Double-precision marg_pmf_mean_f32. @copydetails marg_pmf_mean_f32 */
+marg_status marg_pmf_mean_f64(const marg_pmf* x, double* out);
+
+/**
+ * Var[x].
+ * @param x the pmf (float)
+ * @param out receives the variance
+ * @return a status code
+ */
+marg_status marg_pmf_variance_f32(const marg_pmf* x, float* out);
+/** Double-precision marg_pmf_variance_f32. @copydetails marg_pmf_variance_f32 */
+marg_status marg_pmf_variance_f64(const marg_pmf* x, double* out);
+
+/**
+ * The mass a truncated family dropped (0 for bounded families).
+ * @param x the pmf (float)
+ * @param out receives the mass
+ * @return a status code
+ */
+marg_status marg_pmf_truncated_mass_f32(const marg_pmf* x, float* out);
+/** Double-precision marg_pmf_truncated_mass_f32. @copydetails marg_pmf_truncated_mass_f32 */
+marg_status marg_pmf_truncated_mass_f64(const marg_pmf* x, double* out);
+
+/* ---- factories (see marg::categorical and the others); tail == 0 means the
+ *      default tail (1e-38 for float, 1e-300 for double) ---- */
+
+/**
+ * Categorical law on lower, lower+1, ... proportional to `weights`.
+ * @param weights count non-negative finite weights, not all zero (host memory)
+ * @param count number of weights (>= 1)
+ * @param lower the value of the first weight
+ * @param out receives the handle
+ * @return a status code
+ */
+marg_status marg_pmf_categorical_f32(const float* weights, int64_t count, int64_t lower,
+                                     marg_pmf** out);
+/** Double-precision marg_pmf_categorical_f32. @copydetails marg_pmf_categorical_f32 */
+marg_status marg_pmf_categorical_f64(const double* weights, int64_t count, int64_t lower,
+                                     marg_pmf** out);
+
+/**
+ * Categorical law proportional to exp(log_weights) (see marg::categorical_log).
+ * @param log_weights count log-weights, numbers or -inf, not all -inf (host memory)
+ * @param count number of log-weights (>= 1)
+ * @param lower the value of the first weight
+ * @param out receives the handle
+ * @return a status code
+ */
+marg_status marg_pmf_categorical_log_f32(const float* log_weights, int64_t count, int64_t lower,
+                                         marg_pmf** out);
+/** Double-precision marg_pmf_categorical_log_f32. @copydetails marg_pmf_categorical_log_f32 */
+marg_status marg_pmf_categorical_log_f64(const double* log_weights, int64_t count, int64_t lower,
+                                         marg_pmf** out);
+
+/**
+ * Bernoulli(p) on {0, 1}.
+ * @param p success probability in [0, 1]
+ * @param out receives the handle
+ * @return a status code
+ */
+marg_status marg_pmf_bernoulli_f32(float p, marg_pmf** out);
+/** Double-precision marg_pmf_bernoulli_f32. @copydetails marg_pmf_bernoulli_f32 */
+marg_status marg_pmf_bernoulli_f64(double p, marg_pmf** out);
+
+/**
+ * Binomial(n, p) on 0..n.
+ * @param n number of trials, 0 <= n < INT_MAX
+ * @param p success probability in [0, 1]
+ * @param out receives the handle
+ * @return a status code
+ */
+marg_status marg_pmf_binomial_f32(int64_t n, float p, marg_pmf** out);
+/** Double-precision marg_pmf_binomial_f32. @copydetails marg_pmf_binomial_f32 */
+marg_status marg_pmf_binomial_f64(int64_t n, double p, marg_pmf** out);
+
+/**
+ * Uniform on a..b.
+ * @param a smallest value
+ * @param b largest value, a <= b
+ * @param out receives the handle
+ * @return a status code
+ */
+marg_status marg_pmf_uniform_int_f32(int64_t a, int64_t b, marg_pmf** out);
+/** Double-precision marg_pmf_uniform_int_f32. @copydetails marg_pmf_uniform_int_f32 */
+marg_status marg_pmf_uniform_int_f64(int64_t a, int64_t b, marg_pmf** out);
+
+/**
+ * Beta-binomial(n, a, b) on 0..n.
+ * @param n number of trials, 0 <= n < INT_MAX
+ * @param a first shape, finite and > 0
+ * @param b second shape, finite and > 0
+ * @param out receives the handle
+ * @return a status code
+ */
+marg_status marg_pmf_beta_binomial_f32(int64_t n, float a, float b, marg_pmf** out);
+/** Double-precision marg_pmf_beta_binomial_f32. @copydetails marg_pmf_beta_binomial_f32 */
+marg_status marg_pmf_beta_binomial_f64(int64_t n, double a, double b, marg_pmf** out);
+
+/**
+ * Poisson(lambda), truncated where the remaining mass falls below `tail`.
+ * @param lambda the mean, finite and >= 0
+ * @param tail bound on the dropped mass, in (0, 1), or 0 for the default
+ * @param out receives the handle
+ * @return a status code
+ */
+marg_status marg_pmf_poisson_f32(float lambda, float tail, marg_pmf** out);
+/** Double-precision marg_pmf_poisson_f32. @copydetails marg_pmf_poisson_f32 */
+marg_status marg_pmf_poisson_f64(double lambda, double tail, marg_pmf** out);
+
+/**
+ * Geometric(p): failures before the first success, truncated.
+ * @param p success probability in (0, 1]
+ * @param tail bound on the dropped mass, in (0, 1), or 0 for the default
+ * @param out receives the handle
+ * @return a status code
+ */
+marg_status marg_pmf_geometric_f32(float p, float tail, marg_pmf** out);
+/** Double-precision marg_pmf_geometric_f32. @copydetails marg_pmf_geometric_f32 */
+marg_status marg_pmf_geometric_f64(double p, double tail, marg_pmf** out);
+
+/**
+ * Negative binomial(r, p): failures before the r-th success, truncated.
+ * @param r number of successes, finite and > 0
+ * @param p success probability in (0, 1]
+ * @param tail bound on the dropped mass, in (0, 1), or 0 for the default
+ * @param out receives the handle
+ * @return a status code
+ */
+marg_status marg_pmf_negative_binomial_f32(float r, float p, float tail, marg_pmf** out);
+/** Double-precision marg_pmf_negative_binomial_f32.
+ *  @copydetails marg_pmf_negative_binomial_f32 */
+marg_status marg_pmf_negative_binomial_f64(double r, double p, double tail, marg_pmf** out);
+
+/**
+ * The point mass at k.
+ * @param k the value
+ * @param out receives the handle
+ * @return a status code
+ */
+marg_status marg_pmf_delta_f32(int64_t k, marg_pmf** out);
+/** Double-precision marg_pmf_delta_f32. @copydetails marg_pmf_delta_f32 */
+marg_status marg_pmf_delta_f64(int64_t k, marg_pmf** out);
+
+/* ---- algebra of independent pmfs (see marg::operator+ and marg::sum) ---- */
+
+/**
+ * The law of x + y.
+ * @param x first term
+ * @param y second term (same type)
+ * @param out receives the handle
+ * @return a status code
+ */
+marg_status marg_pmf_add(const marg_pmf* x, const marg_pmf* y, marg_pmf** out);
+
+/**
+ * The law of x - y.
+ * @param x first term
+ * @param y subtracted term (same type)
+ * @param out receives the handle
+ * @return a status code
+ */
+marg_status marg_pmf_sub(const marg_pmf* x, const marg_pmf* y, marg_pmf** out);
+
+/**
+ * The law of -x.
+ * @param x the pmf
+ * @param out receives the handle
+ * @return a status code
+ */
+marg_status marg_pmf_neg(const marg_pmf* x, marg_pmf** out);
+
+/**
+ * The law of x + k (O(1), shares storage).
+ * @param x the pmf
+ * @param k the shift
+ * @param out receives the handle
+ * @return a status code
+ */
+marg_status marg_pmf_shift(const marg_pmf* x, int64_t k, marg_pmf** out);
+
+/**
+ * The law of the sum of independent terms (balanced tree, see marg::sum).
+ * @param xs count handles of one type (host array)
+ * @param count number of terms, >= 1 (the element type comes from the terms)
+ * @param out receives the handle
+ * @return a status code
+ */
+marg_status marg_pmf_sum(const marg_pmf* const* xs, int64_t count, marg_pmf** out);
+
+/* ---- observing x + y (see marg::log_prob_sum, marg::condition_on_sum) ---- */
+
+/**
+ * log P(x + y = k) in O(min(m, n)).
+ * @param x first term
+ * @param y second term (same type)
+ * @param k the observed sum
+ * @param out receives the log probability (-infinity when impossible)
+ * @return a status code
+ */
+marg_status marg_pmf_log_prob_sum(const marg_pmf* x, const marg_pmf* y, int64_t k, double* out);
+
+/**
+ * Posteriors of x and y given x + y = k. When the observation is impossible
+ * *log_likelihood is -infinity and *first, *second are NULL.
+ * @param x first term
+ * @param y second term (same type)
+ * @param k the observed sum
+ * @param log_likelihood receives log P(x + y = k) (may be NULL)
+ * @param first receives the posterior of x (may be NULL: not made)
+ * @param second receives the posterior of y (may be NULL: not made)
+ * @return a status code
+ */
+marg_status marg_pmf_condition_on_sum(const marg_pmf* x, const marg_pmf* y, int64_t k,
+                                      double* log_likelihood, marg_pmf** first, marg_pmf** second);
+
+/**
+ * Posteriors of x and y given soft evidence L on x + y; L[i] belongs to the
+ * value lower(x) + lower(y) + i. Impossible evidence: -infinity and NULL handles.
+ * @param x first term (float)
+ * @param y second term (float)
+ * @param likelihood count finite non-negative values (host memory)
+ * @param count size(x) + size(y) - 1
+ * @param log_likelihood receives log sum_i P(x + y = i) L_i (may be NULL)
+ * @param first receives the posterior of x (may be NULL)
+ * @param second receives the posterior of y (may be NULL)
+ * @return a status code
+ */
+marg_status marg_pmf_condition_on_sum_soft_f32(const marg_pmf* x, const marg_pmf* y,
+                                               const float* likelihood, int64_t count,
+                                               double* log_likelihood, marg_pmf** first,
+                                               marg_pmf** second);
+/** Double-precision marg_pmf_condition_on_sum_soft_f32.
+ *  @copydetails marg_pmf_condition_on_sum_soft_f32 */
+marg_status marg_pmf_condition_on_sum_soft_f64(const marg_pmf* x, const marg_pmf* y,
+                                               const double* likelihood, int64_t count,
+                                               double* log_likelihood, marg_pmf** first,
+                                               marg_pmf** second);
+
+/**
+ * As marg_pmf_condition_on_sum_soft_f32 with the evidence given as log L_i
+ * (each finite or -infinity), for evidence below the type's range.
+ * @param x first term (float)
+ * @param y second term (float)
+ * @param log_likelihood_values count log-likelihoods (host memory)
+ * @param count size(x) + size(y) - 1
+ * @param log_likelihood receives log sum_i P(x + y = i) L_i (may be NULL)
+ * @param first receives the posterior of x (may be NULL)
+ * @param second receives the posterior of y (may be NULL)
+ * @return a status code
+ */
+marg_status marg_pmf_condition_on_sum_log_f32(const marg_pmf* x, const marg_pmf* y,
+                                              const float* log_likelihood_values, int64_t count,
+                                              double* log_likelihood, marg_pmf** first,
+                                              marg_pmf** second);
+/** Double-precision marg_pmf_condition_on_sum_log_f32.
+ *  @copydetails marg_pmf_condition_on_sum_log_f32 */
+marg_status marg_pmf_condition_on_sum_log_f64(const marg_pmf* x, const marg_pmf* y,
+                                              const double* log_likelihood_values, int64_t count,
+                                              double* log_likelihood, marg_pmf** first,
+                                              marg_pmf** second);
+
+/**
+ * The law of x + y given soft evidence L (see marg::sum_given_evidence);
+ * NULL when the evidence is impossible.
+ * @param x first term (float)
+ * @param y second term (float)
+ * @param likelihood count finite non-negative values (host memory)
+ * @param count size(x) + size(y) - 1
+ * @param out receives the handle
+ * @return a status code
+ */
+marg_status marg_pmf_sum_given_evidence_f32(const marg_pmf* x, const marg_pmf* y,
+                                            const float* likelihood, int64_t count, marg_pmf** out);
+/** Double-precision marg_pmf_sum_given_evidence_f32.
+ *  @copydetails marg_pmf_sum_given_evidence_f32 */
+marg_status marg_pmf_sum_given_evidence_f64(const marg_pmf* x, const marg_pmf* y,
+                                            const double* likelihood, int64_t count,
+                                            marg_pmf** out);
+
+/* ---- sampling with caller-supplied uniforms in [0, 1): any host generator
+ *      drives it; the C++ samplers draw generate_canonical<double, 53>(g)
+ *      and give the same values for the same uniforms ---- */
+
+/**
+ * One draw by inversion (marg::pmf::sample).
+ * @param x the pmf
+ * @param u a uniform number in [0, 1)
+ * @param out receives the value
+ * @return a status code
+ */
+marg_status marg_pmf_sample(const marg_pmf* x, double u, int64_t* out);
+
+/**
+ * A joint draw of (x, y) given x + y = k (marg::sample_given_sum).
+ * @param x first term
+ * @param y second term (same type)
+ * @param k the observed sum (must be possible)
+ * @param u a uniform number in [0, 1)
+ * @param x_value receives the draw of x
+ * @param y_value receives k - x_value
+ * @return a status code
+ */
+marg_status marg_pmf_sample_given_sum(const marg_pmf* x, const marg_pmf* y, int64_t k, double u,
+                                      int64_t* x_value, int64_t* y_value);
+
+/**
+ * A joint draw of (x, y) given soft evidence L on x + y
+ * (marg::sample_given_evidence): u_sum draws the sum, u_x then x given it.
+ * @param x first term (float)
+ * @param y second term (float)
+ * @param likelihood count finite non-negative values (host memory)
+ * @param count size(x) + size(y) - 1
+ * @param u_sum a uniform number in [0, 1)
+ * @param u_x a uniform number in [0, 1)
+ * @param x_value receives the draw of x
+ * @param y_value receives the draw of y
+ * @return a status code
+ */
+marg_status marg_pmf_sample_given_evidence_f32(const marg_pmf* x, const marg_pmf* y,
+                                               const float* likelihood, int64_t count, double u_sum,
+                                               double u_x, int64_t* x_value, int64_t* y_value);
+/** Double-precision marg_pmf_sample_given_evidence_f32.
+ *  @copydetails marg_pmf_sample_given_evidence_f32 */
+marg_status marg_pmf_sample_given_evidence_f64(const marg_pmf* x, const marg_pmf* y,
+                                               const double* likelihood, int64_t count,
+                                               double u_sum, double u_x, int64_t* x_value,
+                                               int64_t* y_value);
+
+/* ---- gradients (see marg::sum_grad, marg::log_prob_sum_grad) ---- */
+
+/**
+ * Reverse mode through r = x + y: gx = band(q, m)^T g, gy = band(p, n)^T g.
+ * @param x first term (float)
+ * @param y second term (float)
+ * @param g df/dr over the support of x + y (host memory)
+ * @param count size(x) + size(y) - 1
+ * @param gx receives df/dp (size(x) values)
+ * @param count_x capacity of gx, >= size(x)
+ * @param gy receives df/dq (size(y) values)
+ * @param count_y capacity of gy, >= size(y)
+ * @return a status code
+ */
+marg_status marg_pmf_sum_grad_f32(const marg_pmf* x, const marg_pmf* y, const float* g,
+                                  int64_t count, float* gx, int64_t count_x, float* gy,
+                                  int64_t count_y);
+/** Double-precision marg_pmf_sum_grad_f32. @copydetails marg_pmf_sum_grad_f32 */
+marg_status marg_pmf_sum_grad_f64(const marg_pmf* x, const marg_pmf* y, const double* g,
+                                  int64_t count, double* gx, int64_t count_x, double* gy,
+                                  int64_t count_y);
+
+/**
+ * Gradient of log P(x + y = k) with respect to the probabilities of x and y.
+ * @param x first term (float)
+ * @param y second term (float)
+ * @param k the observed sum (must be possible)
+ * @param gx receives d/dp (size(x) values)
+ * @param count_x capacity of gx, >= size(x)
+ * @param gy receives d/dq (size(y) values)
+ * @param count_y capacity of gy, >= size(y)
+ * @return a status code
+ */
+marg_status marg_pmf_log_prob_sum_grad_f32(const marg_pmf* x, const marg_pmf* y, int64_t k,
+                                           float* gx, int64_t count_x, float* gy, int64_t count_y);
+/** Double-precision marg_pmf_log_prob_sum_grad_f32.
+ *  @copydetails marg_pmf_log_prob_sum_grad_f32 */
+marg_status marg_pmf_log_prob_sum_grad_f64(const marg_pmf* x, const marg_pmf* y, int64_t k,
+                                           double* gx, int64_t count_x, double* gy,
+                                           int64_t count_y);
+
+/* ======================================================================
+ * Distributions: pmf batch handles (see marg::pmf_batch): B pmfs padded to a
+ * common length, each operation one batched call. Arrays are host memory.
+ * ====================================================================== */
+
+/** An opaque handle on a batch of pmfs. */
+typedef struct marg_pmf_batch marg_pmf_batch;
+
+/** Soft evidence over the sums of two batches, kept in pool memory (marg::batch_evidence). */
+typedef struct marg_batch_evidence marg_batch_evidence;
+
+/**
+ * Frees a batch handle.
+ * @param x a handle, or NULL
+ */
+void marg_pmf_batch_destroy(marg_pmf_batch* x);
+
+/**
+ * Frees an evidence handle.
+ * @param e a handle, or NULL
+ */
+void marg_batch_evidence_destroy(marg_batch_evidence* e);
+
+/**
+ * A second handle on the same batch (O(1)).
+ * @param x the batch
+ * @param out receives the handle
+ * @return a status code
+ */
+marg_status marg_pmf_batch_copy(const marg_pmf_batch* x, marg_pmf_batch** out);
+
+/**
+ * A batch from pmfs of one type, padded with zeros to the longest.
+ * @param rows count handles (host array)
+ * @param count number of rows, >= 1
+ * @param out receives the handle
+ * @return a status code
+ */
+marg_status marg_pmf_batch_from_rows(const marg_pmf* const* rows, int count, marg_pmf_batch** out);
+
+/**
+ * A batch from a row-major padded buffer (checked).
+ * @param batch number of rows, >= 1
+ * @param length padded row length, >= 1
+ * @param lowers batch lower bounds (host memory)
+ * @param values batch * length probabilities or weights, finite, >= 0, no row all zero
+ * @param normalize non-zero: divide each row by its sum
+ * @param out receives the handle
+ * @return a status code
+ */
+marg_status marg_pmf_batch_create_f32(int batch, int length, const int64_t* lowers,
+                                      const float* values, int normalize, marg_pmf_batch** out);
+/** Double-precision marg_pmf_batch_create_f32. @copydetails marg_pmf_batch_create_f32 */
+marg_status marg_pmf_batch_create_f64(int batch, int length, const int64_t* lowers,
+                                      const double* values, int normalize, marg_pmf_batch** out);
+
+/**
+ * Binomial(ns[b], ps[b]) per row, each trimmed to the window holding all but
+ * `tail` of its mass at each end (marg::binomial_batch).
+ * @param batch number of rows, >= 1
+ * @param ns trials per row (host memory)
+ * @param ps success probability per row (host memory)
+ * @param tail the largest mass dropped at either end, in (0, 1)
+ * @param out receives the handle
+ * @return a status code
+ */
+marg_status marg_pmf_batch_binomial_f32(int batch, const int64_t* ns, const double* ps, double tail,
+                                        marg_pmf_batch** out);
+/** Double-precision marg_pmf_batch_binomial_f32. @copydetails marg_pmf_batch_binomial_f32 */
+marg_status marg_pmf_batch_binomial_f64(int batch, const int64_t* ns, const double* ps, double tail,
+                                        marg_pmf_batch** out);
+
+/**
+ * @param x the batch
+ * @param dtype receives its element type (may be NULL)
+ * @param batch receives the number of rows (may be NULL)
+ * @param length receives the padded row length (may be NULL)
+ * @return a status code
+ */
+marg_status marg_pmf_batch_shape(const marg_pmf_batch* x, marg_dtype* dtype, int* batch,
+                                 int* length);
+
+/**
+ * @param x the batch
+ * @param out receives the lower bound of every row
+ * @param count capacity of out, >= the number of rows
+ * @return a status code
+ */
+marg_status marg_pmf_batch_lowers(const marg_pmf_batch* x, int64_t* out, int64_t count);
+
+/**
+ * Host copy of the row-major padded probabilities.
+ * @param x the batch (float)
+ * @param out receives batch * length values
+ * @param count capacity of out, >= batch * length
+ * @return a status code
+ */
+marg_status marg_pmf_batch_probs_f32(const marg_pmf_batch* x, float* out, int64_t count);
+/** Double-precision marg_pmf_batch_probs_f32. @copydetails marg_pmf_batch_probs_f32 */
+marg_status marg_pmf_batch_probs_f64(const marg_pmf_batch* x, double* out, int64_t count);
+
+/**
+ * Row b as a pmf handle; NULL when the row is all zero (the posterior of an
+ * impossible observation).
+ * @param x the batch
+ * @param b the row, 0 <= b < batch
+ * @param out receives the handle
+ * @return a status code
+ */
+marg_status marg_pmf_batch_row(const marg_pmf_batch* x, int b, marg_pmf** out);
+
+/**
+ * Row-wise x_b + y_b (y of x's rows, or of 1 row shared by all).
+ * @param x batch
+ * @param y batch (same type)
+ * @param out receives the handle
+ * @return a status code
+ */
+marg_status marg_pmf_batch_add(const marg_pmf_batch* x, const marg_pmf_batch* y,
+                               marg_pmf_batch** out);
+
+/**
+ * Row-wise x_b + y for one pmf y.
+ * @param x batch
+ * @param y the common term (same type)
+ * @param out receives the handle
+ * @return a status code
+ */
+marg_status marg_pmf_batch_add_pmf(const marg_pmf_batch* x, const marg_pmf* y,
+                                   marg_pmf_batch** out);
+
+/**
+ * Row-wise x_b - y_b.
+ * @param x batch
+ * @param y batch (same type; x's rows or 1)
+ * @param out receives the handle
+ * @return a status code
+ */
+marg_status marg_pmf_batch_sub(const marg_pmf_batch* x, const marg_pmf_batch* y,
+                               marg_pmf_batch** out);
+
+/**
+ * Row-wise -x_b.
+ * @param x batch
+ * @param out receives the handle
+ * @return a status code
+ */
+marg_status marg_pmf_batch_neg(const marg_pmf_batch* x, marg_pmf_batch** out);
+
+/**
+ * Row-wise log P(x_b + y_b = k_b).
+ * @param x batch
+ * @param y batch (same type; x's rows or 1)
+ * @param k one observed sum per row of x (host memory)
+ * @param count number of rows of x
+ * @param out receives count log-likelihoods (-infinity where impossible)
+ * @return a status code
+ */
+marg_status marg_pmf_batch_log_prob_sum(const marg_pmf_batch* x, const marg_pmf_batch* y,
+                                        const int64_t* k, int count, double* out);
+
+/**
+ * Row-wise hard evidence x_b + y_b = k_b: log-likelihoods and posterior rows
+ * (all zero where impossible).
+ * @param x batch
+ * @param y batch (same type; x's rows or 1)
+ * @param k one observed sum per row (host memory)
+ * @param count number of rows of x
+ * @param log_likelihood receives count values (may be NULL)
+ * @param first receives the posterior rows of x (may be NULL)
+ * @param second receives the posterior rows of y (may be NULL)
+ * @return a status code
+ */
+marg_status marg_pmf_batch_condition_on_sum(const marg_pmf_batch* x, const marg_pmf_batch* y,
+                                            const int64_t* k, int count, double* log_likelihood,
+                                            marg_pmf_batch** first, marg_pmf_batch** second);
+
+/**
+ * Row-wise soft evidence on x_b + y_b.
+ * @param x batch (float)
+ * @param y batch (float; x's rows or 1)
+ * @param likelihood row-major batch x (length(x) + length(y) - 1), finite, >= 0
+ * @param count number of likelihood values
+ * @param log_likelihood receives batch values (may be NULL)
+ * @param first receives the posterior rows of x (may be NULL)
+ * @param second receives the posterior rows of y (may be NULL)
+ * @return a status code
+ */
+marg_status marg_pmf_batch_condition_on_sum_soft_f32(const marg_pmf_batch* x,
+                                                     const marg_pmf_batch* y,
+                                                     const float* likelihood, int64_t count,
+                                                     double* log_likelihood, marg_pmf_batch** first,
+                                                     marg_pmf_batch** second);
+/** Double-precision marg_pmf_batch_condition_on_sum_soft_f32.
+ *  @copydetails marg_pmf_batch_condition_on_sum_soft_f32 */
+marg_status marg_pmf_batch_condition_on_sum_soft_f64(const marg_pmf_batch* x,
+                                                     const marg_pmf_batch* y,
+                                                     const double* likelihood, int64_t count,
+                                                     double* log_likelihood, marg_pmf_batch** first,
+                                                     marg_pmf_batch** second);
+
+/**
+ * Evidence from a binomially thinned count (marg::binomial_count_evidence):
+ * row b holds P(Binomial(offsets[b] + z, rhos[b]) = observed[b]) over the
+ * padded support z of x_b + y_b, 0 where offsets[b] + z > n_max. Each of
+ * offsets, observed, rhos holds batch values or 1 shared by all rows.
+ * @param x batch
+ * @param y batch (same type; x's rows or 1)
+ * @param offsets N at sum 0 (host memory)
+ * @param n_offsets number of offsets (batch or 1)
+ * @param observed observed counts, >= 0 (host memory)
+ * @param n_observed number of observed counts (batch or 1)
+ * @param rhos reporting probabilities in [0, 1] (host memory)
+ * @param n_rhos number of rhos (batch or 1)
+ * @param n_max the largest possible N, >= 0
+ * @param out receives the evidence handle
+ * @return a status code
+ */
+marg_status marg_batch_evidence_binomial_count(const marg_pmf_batch* x, const marg_pmf_batch* y,
+                                               const int64_t* offsets, int n_offsets,
+                                               const int64_t* observed, int n_observed,
+                                               const double* rhos, int n_rhos, int64_t n_max,
+                                               marg_batch_evidence** out);
+
+/**
+ * Row-wise joint draw of (x_b, y_b) given evidence on their sum, with the
+ * row's log-likelihood (marg::sample_given_evidence): u[2b] draws the sum of
+ * row b, u[2b+1] then x_b. Impossible rows: -infinity and draws 0.
+ * @param x batch
+ * @param y batch (same type; x's rows or 1)
+ * @param evidence from marg_batch_evidence_binomial_count for x and y
+ * @param u 2 * batch uniforms in [0, 1) (host memory)
+ * @param count number of uniforms, 2 * batch
+ * @param log_likelihood receives batch values (may be NULL)
+ * @param x_values receives batch draws of x (may be NULL)
+ * @param y_values receives batch draws of y (may be NULL)
+ * @return a status code
+ */
+marg_status marg_pmf_batch_sample_given_evidence(const marg_pmf_batch* x, const marg_pmf_batch* y,
+                                                 const marg_batch_evidence* evidence,
+                                                 const double* u, int64_t count,
+                                                 double* log_likelihood, int64_t* x_values,
+                                                 int64_t* y_values);
+
+/**
+ * Row-wise joint draw given x_b + y_b = k_b (marg::sample_given_sum): u[2b]
+ * draws x_b (u[2b+1] is unused). Impossible rows: -infinity and draws 0.
+ * @param x batch
+ * @param y batch (same type; x's rows or 1)
+ * @param k one observed sum per row (host memory)
+ * @param u 2 * batch uniforms in [0, 1) (host memory)
+ * @param count number of rows, batch
+ * @param log_likelihood receives batch values (may be NULL)
+ * @param x_values receives batch draws of x (may be NULL)
+ * @param y_values receives batch draws of y (may be NULL)
+ * @return a status code
+ */
+marg_status marg_pmf_batch_sample_given_sum(const marg_pmf_batch* x, const marg_pmf_batch* y,
+                                            const int64_t* k, const double* u, int count,
+                                            double* log_likelihood, int64_t* x_values,
+                                            int64_t* y_values);
 
 #ifdef __cplusplus
 }
