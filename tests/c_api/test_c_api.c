@@ -8,17 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int passed = 0, failed = 0;
-
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    if (cond) {                                                                \
-      ++passed;                                                                \
-    } else {                                                                   \
-      ++failed;                                                                \
-      fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); \
-    }                                                                          \
-  } while (0)
+#include "check.h"
 
 static unsigned long long rng_state = 88172645463325252ULL;
 static double uniform(void) { /* xorshift64, in (0.01, 1) */

@@ -12,17 +12,7 @@
 
 #include "cxx_reference.h"
 
-static int passed = 0, failed = 0;
-
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    if (cond) {                                                                \
-      ++passed;                                                                \
-    } else {                                                                   \
-      ++failed;                                                                \
-      fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); \
-    }                                                                          \
-  } while (0)
+#include "check.h"
 
 /* a failing call: the status, a message naming `what`, the output unchanged */
 #define CHECK_FAILS(call, status, what)                                                \
