@@ -301,6 +301,47 @@ marg_status batch_soft(const char* f, const marg_pmf_batch* x, const marg_pmf_ba
   });
 }
 
+template <class T>
+marg_status batch_grad(const char* f, const marg_pmf_batch* x, const marg_pmf_batch* y, const T* g,
+                       std::int64_t count, T* gx, std::int64_t count_x, T* gy,
+                       std::int64_t count_y) {
+  return guarded([&] {
+    const auto r =
+        marg::sum_grad(typed<T>(x, f, "x"), typed<T>(y, f, "y"), input(g, count, f, "g"));
+    need(gx, f, "gx");
+    need(gy, f, "gy");
+    MARG_EXPECTS(count_x >= static_cast<std::int64_t>(r.first.size()),
+                 marg::detail::bad_argument(f, "count_x", count_x, "batch * length(x) or more"));
+    MARG_EXPECTS(count_y >= static_cast<std::int64_t>(r.second.size()),
+                 marg::detail::bad_argument(f, "count_y", count_y, "batch * length(y) or more"));
+    std::copy(r.first.begin(), r.first.end(), gx);
+    std::copy(r.second.begin(), r.second.end(), gy);
+  });
+}
+
+// 2 * batch uniforms, each in [0, 1)
+std::vector<double> uniforms(const char* f, const double* u, std::int64_t count, int batch) {
+  const std::vector<double> us = input(u, count, f, "u");
+  MARG_EXPECTS(count == 2 * static_cast<std::int64_t>(batch),
+               marg::detail::bad_argument(f, "count of u", count, "2 * batch"));
+  for (double v : us) check_uniform(f, "u[i]", v);
+  return us;
+}
+
+template <class T>
+marg_status batch_sample_soft(const char* f, const marg_pmf_batch* x, const marg_pmf_batch* y,
+                              const T* likelihood, std::int64_t count, const double* u,
+                              std::int64_t count_u, double* ll, int64_t* xv, int64_t* yv) {
+  return guarded([&] {
+    const auto& a = typed<T>(x, f, "x");
+    const auto& b = typed<T>(y, f, "y");
+    const std::vector<double> us = uniforms(f, u, count_u, a.batch());
+    draws_out(marg::detail::sample_given_evidence_with(
+                  a, b, input(likelihood, count, f, "likelihood"), us),
+              ll, xv, yv);
+  });
+}
+
 // the values of a per-row argument given as `count` values, `batch` or 1
 template <class V>
 std::vector<V> per_row(const char* f, const char* name, const V* v, int count, int batch) {
@@ -310,6 +351,15 @@ std::vector<V> per_row(const char* f, const char* name, const V* v, int count, i
       marg::detail::bad_argument(f, (std::string("count of ") + name).c_str(), count,
                                  ("1 or the batch size " + std::to_string(batch)).c_str()));
   return std::vector<V>(v, v + count);
+}
+
+// the batch_evidence<T> behind a handle, of the element type of batch x
+template <class B>
+const auto& evidence_of(const B& x, const marg_batch_evidence* e, const char* f) {
+  using T = typename std::remove_cvref_t<decltype(x.truncated_masses())>::value_type;
+  const auto* v = std::get_if<marg::batch_evidence<T>>(&e->v);
+  MARG_EXPECTS(v != nullptr, std::string(f) + ": evidence holds another element type than x");
+  return *v;
 }
 
 }  // namespace
@@ -477,6 +527,20 @@ marg_status marg_pmf_size(const marg_pmf* x, int64_t* size) {
   }                                                                                                \
   marg_status marg_pmf_batch_probs_##sfx(const marg_pmf_batch* x, T* out, int64_t count) {         \
     return batch_probs<T>("marg_pmf_batch_probs_" #sfx, x, out, count);                            \
+  }                                                                                                \
+  marg_status marg_pmf_batch_sum_grad_##sfx(const marg_pmf_batch* x, const marg_pmf_batch* y,      \
+                                            const T* g, int64_t count, T* gx, int64_t count_x,     \
+                                            T* gy, int64_t count_y) {                              \
+    return batch_grad<T>("marg_pmf_batch_sum_grad_" #sfx, x, y, g, count, gx, count_x, gy,         \
+                         count_y);                                                                 \
+  }                                                                                                \
+  marg_status marg_pmf_batch_sample_given_evidence_soft_##sfx(                                     \
+      const marg_pmf_batch* x, const marg_pmf_batch* y, const T* likelihood, int64_t count,        \
+      const double* u, int64_t count_u, double* log_likelihood, int64_t* x_values,                 \
+      int64_t* y_values) {                                                                         \
+    return batch_sample_soft<T>("marg_pmf_batch_sample_given_evidence_soft_" #sfx, x, y,           \
+                                likelihood, count, u, count_u, log_likelihood, x_values,           \
+                                y_values);                                                         \
   }                                                                                                \
   marg_status marg_pmf_batch_condition_on_sum_soft_##sfx(                                          \
       const marg_pmf_batch* x, const marg_pmf_batch* y, const T* likelihood, int64_t count,        \
@@ -717,6 +781,20 @@ marg_status marg_batch_evidence_binomial_count(const marg_pmf_batch* x, const ma
       return h;
     });
     *out = e.release();
+  });
+}
+
+marg_status marg_pmf_batch_condition_on_evidence(const marg_pmf_batch* x, const marg_pmf_batch* y,
+                                                 const marg_batch_evidence* evidence,
+                                                 double* log_likelihood, marg_pmf_batch** first,
+                                                 marg_pmf_batch** second) {
+  const char* f = "marg_pmf_batch_condition_on_evidence";
+  return guarded([&] {
+    need(evidence, f, "evidence");
+    visit2(x, y, f, [&](const auto& a, const auto& b) {
+      batch_post_out(marg::condition_on_sum(a, b, evidence_of(a, evidence, f)), log_likelihood,
+                     first, second);
+    });
   });
 }
 

@@ -475,6 +475,14 @@ static void check_batches(void) {
     same &= (ll[i] == ll_want[i] || (isinf(ll[i]) && isinf(ll_want[i]))) &&
             first[i] == first_want[i] && second[i] == second_want[i];
   CHECK(same);
+  /* the posterior given the same evidence has the same log likelihoods */
+  {
+    double llp[B];
+    marg_pmf_batch *F = NULL, *S = NULL;
+    CHECK(marg_pmf_batch_condition_on_evidence(X, negY, E, llp, &F, &S) == MARG_SUCCESS);
+    for (i = 0; i < B; ++i) CHECK(isinf(ll[i]) ? isinf(llp[i]) : close_rel(llp[i], ll[i], 1e-12));
+    marg_pmf_batch_destroy(F), marg_pmf_batch_destroy(S);
+  }
   CHECK(marg_pmf_batch_shape(X, &dt, &batch, &length) == MARG_SUCCESS);
   CHECK(dt == MARG_DTYPE_F64 && batch == B && length >= 1);
   /* rows, lowers and probabilities agree; a row is a pmf handle */
@@ -585,6 +593,52 @@ static void check_batches(void) {
       marg_pmf_destroy(r1), marg_pmf_destroy(r2);
       marg_pmf_batch_destroy(R), marg_pmf_batch_destroy(C), marg_pmf_batch_destroy(A);
     }
+  }
+  /* batch gradients and draws given soft evidence, row by row against single pmfs */
+  {
+    int lx = 0, ly = 0, j;
+    int64_t xs[B], ys[B];
+    double *g, *gx, *gy, *Lb, lls[B];
+    CHECK(marg_pmf_batch_shape(X, NULL, NULL, &lx) == MARG_SUCCESS);
+    CHECK(marg_pmf_batch_shape(Y, NULL, NULL, &ly) == MARG_SUCCESS);
+    g = malloc(sizeof(double) * B * (lx + ly - 1)), Lb = malloc(sizeof(double) * B * (lx + ly - 1));
+    gx = malloc(sizeof(double) * B * lx), gy = malloc(sizeof(double) * B * ly);
+    for (j = 0; j < B * (lx + ly - 1); ++j)
+      g[j] = 1.0 + 0.001 * (j % 97), Lb[j] = 1.0 / (1 + j % 13);
+    CHECK(marg_pmf_batch_sum_grad_f64(X, Y, g, (int64_t)B * (lx + ly - 1), gx, (int64_t)B * lx, gy,
+                                      (int64_t)B * ly) == MARG_SUCCESS);
+    CHECK(marg_pmf_batch_sample_given_evidence_soft_f64(X, Y, Lb, (int64_t)B * (lx + ly - 1), u,
+                                                        2 * B, lls, xs, ys) == MARG_SUCCESS);
+    for (i = 0; i < B; ++i) {
+      marg_pmf *rx = NULL, *ry = NULL;
+      int64_t sx = 0, sy = 0, xv = -1, yv = -1;
+      static double rgx[2048], rgy[2048];
+      double rl = 0;
+      int ok = 1;
+      CHECK(marg_pmf_batch_row(X, i, &rx) == MARG_SUCCESS &&
+            marg_pmf_batch_row(Y, i, &ry) == MARG_SUCCESS);
+      CHECK(marg_pmf_size(rx, &sx) == MARG_SUCCESS && marg_pmf_size(ry, &sy) == MARG_SUCCESS);
+      /* the row's own g and L: the first sx + sy - 1 values of its padded row */
+      CHECK(marg_pmf_sum_grad_f64(rx, ry, g + i * (lx + ly - 1), sx + sy - 1, rgx, 2048, rgy,
+                                  2048) == MARG_SUCCESS);
+      for (j = 0; j < sx; ++j) ok &= close_rel(gx[i * lx + j], rgx[j], 1e-12);
+      for (j = 0; j < sy; ++j) ok &= close_rel(gy[i * ly + j], rgy[j], 1e-12);
+      CHECK(ok);
+      CHECK(marg_pmf_condition_on_sum_soft_f64(rx, ry, Lb + i * (lx + ly - 1), sx + sy - 1, &rl,
+                                               NULL, NULL) == MARG_SUCCESS);
+      CHECK(close_rel(lls[i], rl, 1e-12));
+      CHECK(marg_pmf_sample_given_evidence_f64(rx, ry, Lb + i * (lx + ly - 1), sx + sy - 1,
+                                               u[2 * i], u[2 * i + 1], &xv, &yv) == MARG_SUCCESS);
+      CHECK(xv == xs[i] && yv == ys[i]);
+      marg_pmf_destroy(rx), marg_pmf_destroy(ry);
+    }
+    CHECK_FAILS(marg_pmf_batch_sum_grad_f64(X, Y, g, (int64_t)B * (lx + ly - 1), gx, 1, gy,
+                                            (int64_t)B * ly),
+                MARG_ERROR_INVALID_ARGUMENT, "count_x");
+    CHECK_FAILS(marg_pmf_batch_sample_given_evidence_soft_f64(X, Y, Lb, (int64_t)B * (lx + ly - 1),
+                                                              u, 3, lls, xs, ys),
+                MARG_ERROR_INVALID_ARGUMENT, "count of u");
+    free(g), free(gx), free(gy), free(Lb);
   }
   /* float batches */
   {

@@ -1101,6 +1101,51 @@ marg_status marg_pmf_batch_condition_on_sum_soft_f64(const marg_pmf_batch* x,
                                                      marg_pmf_batch** second);
 
 /**
+ * Reverse mode through r_b = x_b + y_b for every row (marg::sum_grad of batches).
+ * @param x batch (float)
+ * @param y batch (float; x's rows, or 1 row shared by all: then row b of gy
+ *        is row b's contribution)
+ * @param g row-major batch x (length(x) + length(y) - 1) values df/dr (host memory)
+ * @param count number of values of g
+ * @param gx receives batch x length(x) values df/dp, row-major
+ * @param count_x capacity of gx
+ * @param gy receives batch x length(y) values df/dq, row-major
+ * @param count_y capacity of gy
+ * @return a status code
+ */
+marg_status marg_pmf_batch_sum_grad_f32(const marg_pmf_batch* x, const marg_pmf_batch* y,
+                                        const float* g, int64_t count, float* gx, int64_t count_x,
+                                        float* gy, int64_t count_y);
+/** Double-precision marg_pmf_batch_sum_grad_f32. @copydetails marg_pmf_batch_sum_grad_f32 */
+marg_status marg_pmf_batch_sum_grad_f64(const marg_pmf_batch* x, const marg_pmf_batch* y,
+                                        const double* g, int64_t count, double* gx, int64_t count_x,
+                                        double* gy, int64_t count_y);
+
+/**
+ * Row-wise joint draw of (x_b, y_b) given soft evidence rows L_b on their sum
+ * (marg::sample_given_evidence, vector form): u[2b] draws the sum of row b,
+ * u[2b+1] then x_b. Impossible rows: -infinity and draws 0.
+ * @param x batch (float)
+ * @param y batch (float; x's rows or 1)
+ * @param likelihood row-major batch x (length(x) + length(y) - 1), finite, >= 0
+ * @param count number of likelihood values
+ * @param u 2 * batch uniforms in [0, 1) (host memory)
+ * @param count_u number of uniforms, 2 * batch
+ * @param log_likelihood receives batch values (may be NULL)
+ * @param x_values receives batch draws of x (may be NULL)
+ * @param y_values receives batch draws of y (may be NULL)
+ * @return a status code
+ */
+marg_status marg_pmf_batch_sample_given_evidence_soft_f32(
+    const marg_pmf_batch* x, const marg_pmf_batch* y, const float* likelihood, int64_t count,
+    const double* u, int64_t count_u, double* log_likelihood, int64_t* x_values, int64_t* y_values);
+/** Double-precision marg_pmf_batch_sample_given_evidence_soft_f32.
+ *  @copydetails marg_pmf_batch_sample_given_evidence_soft_f32 */
+marg_status marg_pmf_batch_sample_given_evidence_soft_f64(
+    const marg_pmf_batch* x, const marg_pmf_batch* y, const double* likelihood, int64_t count,
+    const double* u, int64_t count_u, double* log_likelihood, int64_t* x_values, int64_t* y_values);
+
+/**
  * Evidence from a binomially thinned count (marg::binomial_count_evidence):
  * row b holds P(Binomial(offsets[b] + z, rhos[b]) = observed[b]) over the
  * padded support z of x_b + y_b, 0 where offsets[b] + z > n_max. Each of
@@ -1122,6 +1167,22 @@ marg_status marg_batch_evidence_binomial_count(const marg_pmf_batch* x, const ma
                                                const int64_t* observed, int n_observed,
                                                const double* rhos, int n_rhos, int64_t n_max,
                                                marg_batch_evidence** out);
+
+/**
+ * Posteriors of every row given evidence from marg_batch_evidence_binomial_count
+ * (marg::condition_on_sum, batch_evidence form): all-zero rows where impossible.
+ * @param x batch
+ * @param y batch (same type; x's rows or 1)
+ * @param evidence from marg_batch_evidence_binomial_count for x and y
+ * @param log_likelihood receives batch values, the evidence's scale included (may be NULL)
+ * @param first receives the posterior rows of x (may be NULL)
+ * @param second receives the posterior rows of y (may be NULL)
+ * @return a status code
+ */
+marg_status marg_pmf_batch_condition_on_evidence(const marg_pmf_batch* x, const marg_pmf_batch* y,
+                                                 const marg_batch_evidence* evidence,
+                                                 double* log_likelihood, marg_pmf_batch** first,
+                                                 marg_pmf_batch** second);
 
 /**
  * Row-wise joint draw of (x_b, y_b) given evidence on their sum, with the
