@@ -588,7 +588,10 @@ static void check_batches(void) {
       CHECK(marg_pmf_batch_probs_f64(C, got, 8) == MARG_SUCCESS);
       CHECK(got[0] == 0.125 && got[1] == 0.375 && got[4] == 1 && got[5] == 0);
       CHECK(marg_pmf_batch_add_pmf(R, r2, &A) == MARG_SUCCESS);
-      CHECK(marg_pmf_batch_lowers(A, (int64_t*)lw, 2) == MARG_SUCCESS && lw[0] == 4 && lw[1] == 8);
+      {
+        int64_t lows[2] = {0, 0};
+        CHECK(marg_pmf_batch_lowers(A, lows, 2) == MARG_SUCCESS && lows[0] == 4 && lows[1] == 8);
+      }
       CHECK(marg_pmf_batch_copy(A, &cp) == MARG_SUCCESS);
       marg_pmf_destroy(r1), marg_pmf_destroy(r2);
       marg_pmf_batch_destroy(R), marg_pmf_batch_destroy(C), marg_pmf_batch_destroy(A);
@@ -647,9 +650,19 @@ static void check_batches(void) {
     CHECK(marg_pmf_batch_binomial_f32(2, n_inf, p_inf, 1e-7, &Xf) == MARG_SUCCESS);
     CHECK(marg_pmf_batch_shape(Xf, &dt, &batch, &length) == MARG_SUCCESS && dt == MARG_DTYPE_F32);
     CHECK(length <= 64 && marg_pmf_batch_probs_f32(Xf, v, 2 * 64) == MARG_SUCCESS);
-    CHECK(marg_pmf_batch_create_f32(1, 2, (const int64_t[]){0}, (const float[]){1, 1}, 1, &cp) ==
-              MARG_ERROR_INVALID_ARGUMENT ||
-          1);
+    /* the rows are Binomial(700, 0.01) and Binomial(650, 0.05) around their modes */
+    {
+      int64_t lows[2];
+      float pm = 0;
+      CHECK(marg_pmf_batch_lowers(Xf, lows, 2) == MARG_SUCCESS);
+      CHECK(lows[0] <= 7 && 7 - lows[0] < length);
+      pm = v[7 - lows[0]];
+      CHECK(close_rel(pm, 0.1497532481, 1e-5)); /* C(700,7) 0.01^7 0.99^693 */
+    }
+    marg_pmf_batch_destroy(Xf);
+    CHECK(marg_pmf_batch_create_f32(1, 2, (const int64_t[]){0}, (const float[]){1, 3}, 1, &Xf) ==
+          MARG_SUCCESS);
+    CHECK(marg_pmf_batch_probs_f32(Xf, v, 2) == MARG_SUCCESS && v[0] == 0.25f && v[1] == 0.75f);
     marg_pmf_batch_destroy(Xf);
   }
   marg_pmf_batch_destroy(X), marg_pmf_batch_destroy(Y), marg_pmf_batch_destroy(negY);
