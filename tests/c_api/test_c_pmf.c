@@ -659,6 +659,39 @@ static void check_batches(void) {
       pm = v[7 - lows[0]];
       CHECK(close_rel(pm, 0.1497532481, 1e-5)); /* C(700,7) 0.01^7 0.99^693 */
     }
+    /* float soft conditioning, gradients and draws against the double batch of the same rows */
+    {
+      marg_pmf_batch *Xd = NULL, *F1 = NULL, *F2 = NULL;
+      int lf = 0, j;
+      float *L, *gxf, *gyf;
+      double *Ld, *gxd, *gyd, llf[2], lld[2], uu[4] = {0.2, 0.4, 0.6, 0.8};
+      int64_t xf[2], yf[2], xd[2], yd[2];
+      CHECK(marg_pmf_batch_binomial_f64(2, n_inf, p_inf, 1e-7, &Xd) == MARG_SUCCESS);
+      CHECK(marg_pmf_batch_shape(Xd, NULL, NULL, &lf) == MARG_SUCCESS && lf == length);
+      L = malloc(sizeof(float) * 2 * (2 * length - 1)),
+      Ld = malloc(sizeof(double) * 2 * (2 * length - 1));
+      gxf = malloc(sizeof(float) * 2 * length), gyf = malloc(sizeof(float) * 2 * length);
+      gxd = malloc(sizeof(double) * 2 * length), gyd = malloc(sizeof(double) * 2 * length);
+      for (j = 0; j < 2 * (2 * length - 1); ++j) Ld[j] = L[j] = (float)(1.0 / (1 + j % 5));
+      CHECK(marg_pmf_batch_condition_on_sum_soft_f32(Xf, Xf, L, 2 * (2 * length - 1), llf, &F1,
+                                                     &F2) == MARG_SUCCESS);
+      CHECK(marg_pmf_batch_condition_on_sum_soft_f64(Xd, Xd, Ld, 2 * (2 * length - 1), lld, NULL,
+                                                     NULL) == MARG_SUCCESS);
+      CHECK(close_rel(llf[0], lld[0], 1e-5) && close_rel(llf[1], lld[1], 1e-5));
+      CHECK(marg_pmf_batch_sum_grad_f32(Xf, Xf, L, 2 * (2 * length - 1), gxf, 2 * length, gyf,
+                                        2 * length) == MARG_SUCCESS);
+      CHECK(marg_pmf_batch_sum_grad_f64(Xd, Xd, Ld, 2 * (2 * length - 1), gxd, 2 * length, gyd,
+                                        2 * length) == MARG_SUCCESS);
+      for (j = 0; j < 2 * length; ++j) CHECK(close_rel(gxf[j], gxd[j], 1e-5));
+      CHECK(marg_pmf_batch_sample_given_evidence_soft_f32(Xf, Xf, L, 2 * (2 * length - 1), uu, 4,
+                                                          llf, xf, yf) == MARG_SUCCESS);
+      CHECK(marg_pmf_batch_sample_given_evidence_soft_f64(Xd, Xd, Ld, 2 * (2 * length - 1), uu, 4,
+                                                          lld, xd, yd) == MARG_SUCCESS);
+      /* the same uniforms: float rounding moves a draw by at most one value */
+      for (j = 0; j < 2; ++j) CHECK(llabs((long long)(xf[j] + yf[j] - xd[j] - yd[j])) <= 1);
+      free(L), free(Ld), free(gxf), free(gyf), free(gxd), free(gyd);
+      marg_pmf_batch_destroy(Xd), marg_pmf_batch_destroy(F1), marg_pmf_batch_destroy(F2);
+    }
     marg_pmf_batch_destroy(Xf);
     CHECK(marg_pmf_batch_create_f32(1, 2, (const int64_t[]){0}, (const float[]){1, 3}, 1, &Xf) ==
           MARG_SUCCESS);
