@@ -37,7 +37,7 @@ import platform
 import sys
 import time
 
-import numpy as np
+np = None  # numpy, imported in main() so that --help needs nothing installed
 
 SHAPES = [("2048", 2048, 1), ("65536", 65536, 1), ("16384x64", 64, 16384), ("4096x512", 512, 4096)]
 QUICK = {"2048", "16384x64"}
@@ -248,7 +248,8 @@ def main():
     ap.add_argument("--no-peers", action="store_true",
                     help="tabulate --marg alone (e.g. a recorded gpu-check log) without timing peers here")
     args = ap.parse_args()
-    global CLOCK
+    global CLOCK, np
+    import numpy as np
     if args.mode == "cpu":
         CLOCK = time.thread_time
     os.makedirs(args.out, exist_ok=True)
