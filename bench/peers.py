@@ -64,6 +64,15 @@ def sampled_error(a, b, out, samples=64):
 
 
 CLOCK = time.perf_counter  # cpu mode: time.thread_time (see main)
+# PEERS_DEVICE=cpu runs the torch and jax peers on the CPU: a smoke test of
+# this harness on a machine without a GPU (its figures are not cuDNN's)
+DEVICE = os.environ.get("PEERS_DEVICE", "cuda")
+
+
+def torch_sync():
+    import torch
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
 
 
 def median_us(call, sync, budget_s=0.02, bursts=15):
@@ -92,12 +101,12 @@ def peer_cudnn(a, b):
     batch, n = a.shape
     dt = {np.float32: torch.float32, np.float64: torch.float64}[a.dtype.type]
     torch.backends.cudnn.enabled = True
-    x = torch.tensor(a, dtype=dt, device="cuda").reshape(1, batch, n)
-    w = torch.tensor(b[:, ::-1].copy(), dtype=dt, device="cuda").reshape(batch, 1, n)
+    x = torch.tensor(a, dtype=dt, device=DEVICE).reshape(1, batch, n)
+    w = torch.tensor(b[:, ::-1].copy(), dtype=dt, device=DEVICE).reshape(batch, 1, n)
     # conv1d is a correlation: reversed taps and n - 1 zeros each side give
     # the full convolution; groups = batch keeps the problems apart
     f = lambda: F.conv1d(x, w, padding=n - 1, groups=batch)
-    us = median_us(f, torch.cuda.synchronize)
+    us = median_us(f, torch_sync)
     return us, sampled_error(a, b, f().reshape(batch, -1).cpu().numpy())
 
 
@@ -105,10 +114,10 @@ def peer_torch_fft(a, b):
     import torch
     batch, n = a.shape
     dt = {np.float32: torch.float32, np.float64: torch.float64}[a.dtype.type]
-    x, y = (torch.tensor(v, dtype=dt, device="cuda") for v in (a, b))
+    x, y = (torch.tensor(v, dtype=dt, device=DEVICE) for v in (a, b))
     L = 2 * n - 1
     f = lambda: torch.fft.irfft(torch.fft.rfft(x, L) * torch.fft.rfft(y, L), L)
-    us = median_us(f, torch.cuda.synchronize)
+    us = median_us(f, torch_sync)
     return us, sampled_error(a, b, f().cpu().numpy())
 
 
@@ -116,7 +125,7 @@ def peer_jax(a, b):
     import jax
     jax.config.update("jax_enable_x64", True)
     import jax.numpy as jnp
-    if jax.default_backend() != "gpu":
+    if jax.default_backend() != "gpu" and DEVICE == "cuda":
         raise RuntimeError(f"jax runs on {jax.default_backend()}, not a GPU")
     x, y = jnp.asarray(a), jnp.asarray(b)
     conv = jax.jit(jax.vmap(lambda u, v: jnp.convolve(u, v, mode="full", precision="highest")))
