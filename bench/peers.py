@@ -14,7 +14,8 @@ median, their error its max relative error).
   gpu: libmarg (bench_cuda), blog kernels v0/v3/v4 (bench_cuda, best of
        blocks 128/256/512), cuFFT (bench_cuda), cuDNN (torch conv1d),
        cuFFT through torch.fft, jax.numpy.convolve, cupy.convolve.
-  cpu: libmarg (bench_cpu, one thread), numpy.convolve,
+  cpu: libmarg (bench_cpu, one thread; with --lib libmarg.so also through
+       its C API in this process, with its error), numpy.convolve,
        scipy.signal.convolve (direct), scipy.signal.fftconvolve.
 
 A peer whose package is missing or that fails drops its column, not the run.
@@ -169,6 +170,29 @@ def peer_scipy_fft(a, b):
     return us, sampled_error(a, b, f())
 
 
+def peer_marg_c(a, b):
+    """libmarg through its C API (libmarg.so by ctypes), CPU backend, one thread."""
+    import ctypes
+    lib = ctypes.CDLL(LIB)
+    lib.marg_set_backend(1)  # MARG_BACKEND_CPU
+    batch, n = a.shape
+    f32 = a.dtype == np.float32
+    fn = lib.marg_convolve_batched_f32 if f32 else lib.marg_convolve_batched_f64
+    ptr = ctypes.POINTER(ctypes.c_float if f32 else ctypes.c_double)
+    i64 = ctypes.c_int64
+    fn.argtypes = [ctypes.c_int, ctypes.c_int, ptr, ctypes.c_int, i64, ptr, ctypes.c_int, i64, ptr,
+                   ctypes.c_int, i64, ctypes.c_int, ctypes.c_void_p]
+    out = np.zeros((batch, 2 * n - 1), dtype=a.dtype)
+    pa, pb, po = (v.ctypes.data_as(ptr) for v in (a, b, out))
+
+    def f():
+        if fn(n, n, pa, 1, n, pb, 1, n, po, 1, 2 * n - 1, batch, None) != 0:
+            raise RuntimeError("marg_convolve_batched failed")
+    us = median_us(f, lambda: None)
+    return us, sampled_error(a, b, out)
+
+
+LIB = None  # --lib: libmarg.so for the "libmarg (C API)" column
 GPU_PEERS = [("cuDNN (torch conv1d)", peer_cudnn), ("cuFFT (torch.fft)", peer_torch_fft),
              ("jax.numpy.convolve", peer_jax), ("cupy.convolve", peer_cupy)]
 CPU_PEERS = [("numpy.convolve", peer_numpy), ("scipy direct", peer_scipy_direct),
@@ -254,6 +278,7 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--device", help="device name for the table (default: from the JSON or log)")
     ap.add_argument("--date", help="date of the run (default: from the JSON, else today)")
+    ap.add_argument("--lib", help="cpu mode: libmarg.so, timed (and its error measured) through the C API")
     ap.add_argument("--no-peers", action="store_true",
                     help="tabulate --marg alone (e.g. a recorded gpu-check log) without timing peers here")
     args = ap.parse_args()
@@ -269,6 +294,12 @@ def main():
         except Exception as e:  # noqa: BLE001 - the peers still run without libmarg's rows
             print(f"libmarg rows: {type(e).__name__}: {e}", file=sys.stderr)
     peers = [] if args.no_peers else GPU_PEERS if args.mode == "gpu" else CPU_PEERS
+    if args.lib and args.mode == "cpu" and not args.no_peers:
+        global LIB
+        LIB = os.path.abspath(args.lib)
+        # one thread, so that the calling thread's CPU time is the call's
+        os.environ["MARG_NUM_THREADS"] = "1"
+        peers = [("libmarg (C API), 1 thread", peer_marg_c)] + peers
     shapes = [s for s in SHAPES if not args.quick or s[0] in QUICK]
     for tname in args.types.split(","):
         dtype = {"float": np.float32, "double": np.float64}[tname]
