@@ -128,8 +128,21 @@ def peer_jax(a, b):
     import jax.numpy as jnp
     if jax.default_backend() != "gpu" and DEVICE == "cuda":
         raise RuntimeError(f"jax runs on {jax.default_backend()}, not a GPU")
-    x, y = jnp.asarray(a), jnp.asarray(b)
-    conv = jax.jit(jax.vmap(lambda u, v: jnp.convolve(u, v, mode="full", precision="highest")))
+    batch, n = a.shape
+    if batch == 1:
+        x, y = jnp.asarray(a[0]), jnp.asarray(b[0])
+        conv = jax.jit(lambda u, v: jnp.convolve(u, v, mode="full", precision="highest")[None, :])
+    elif jax.default_backend() == "cpu":
+        raise RuntimeError("XLA's CPU backend expands grouped convolutions (batch^2 memory)")
+    else:
+        # vmap of jnp.convolve lowers to one convolution of every problem
+        # with every other (batch^2 outputs); jnp.convolve's own lowering,
+        # with one feature group per problem, keeps them apart
+        x = jnp.asarray(a).reshape(1, batch, n)
+        y = jnp.asarray(b[:, ::-1].copy()).reshape(batch, 1, n)
+        conv = jax.jit(lambda u, v: jax.lax.conv_general_dilated(
+            u, v, (1,), [(n - 1, n - 1)], dimension_numbers=("NCH", "OIH", "NCH"),
+            feature_group_count=batch, precision=jax.lax.Precision.HIGHEST).reshape(batch, -1))
     out = {}
     f = lambda: out.__setitem__("r", conv(x, y))
     us = median_us(f, lambda: out["r"].block_until_ready())
