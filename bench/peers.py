@@ -323,7 +323,7 @@ def main():
                     continue  # minutes per call; numpy.convolve is the same direct loop
                 try:
                     table.setdefault((tname, label), {})[col] = fn(a, b)
-                    print(f"{col:<22}{tname:<7}{label:<10}{table[(tname, label)][col][0]:>12.2f} us",
+                    print(f"{col:<28}{tname:<7}{label:<10}{table[(tname, label)][col][0]:>12.2f} us",
                           file=sys.stderr)
                 except Exception as e:  # noqa: BLE001 - a missing peer drops its column
                     print(f"{col}: {tname} {label}: {type(e).__name__}: {str(e)[:160]}", file=sys.stderr)
