@@ -306,7 +306,7 @@ std::map<baseline_key, std::vector<double>> baselines(int devices) {
 
 // ---------------------------------------------------------------- no device
 
-TEST_CASE("devices: without a GPU, no device and the host fallback unchanged", "[devices]") {
+TEST_CASE("devices: without a GPU no device and the host fallback unchanged", "[devices]") {
   if (marg::device_count() != 0) {
     // the GPU side of the same API is covered by the cases below
     REQUIRE(marg::current_device() >= 0);
@@ -407,7 +407,7 @@ TEST_CASE("devices: each device alone", "[devices][gpu]") {
 
 // ---------------------------------------------------------------- two devices or more
 
-TEST_CASE("devices: 8 threads over the devices concurrently, bitwise equal to single runs",
+TEST_CASE("devices: 8 threads over the devices concurrently bitwise equal to single runs",
           "[devices][gpu][multi]") {
   MARG_SKIP_WITHOUT_DEVICES(2)
   const gpu_case guard;
@@ -589,7 +589,7 @@ TEST_CASE("devices: operands on different devices are rejected", "[devices][gpu]
             .failures == 0);
 }
 
-TEST_CASE("devices: one pool per device, each with its own cap and counters",
+TEST_CASE("devices: one pool per device with its own cap and counters",
           "[devices][gpu][multi]") {
   MARG_SKIP_WITHOUT_DEVICES(2)
   const gpu_case guard;

@@ -106,8 +106,8 @@ registry& streams() {
 // trivially destructible, so readable during the thread's exit
 thread_local stream_state* tl_state[max_devices] = {};
 thread_local bool tl_exited = false;
-thread_local int tl_last_device =
-    0;  // the device of the thread's last call: its stream is checked first
+// the device of the thread's last call: find_state checks its stream first
+thread_local int tl_last_device = 0;
 
 struct thread_stream_guard {
   ~thread_stream_guard() {
