@@ -76,15 +76,15 @@ class gpu_case {
 // ---------------------------------------------------------------- problems
 
 /// One banded product of the mix: op, sizes, batch (contiguous rows).
-struct problem {
+struct device_problem {
   op o;
   int m, n, batch;
 };
 
 // the issue's 3000 x 3000, sizes 1 and primes, m < n and m > n, a batch
-const problem problems[] = {{op::convolve, 3000, 3000, 1}, {op::convolve, 1, 7, 1},
-                            {op::grad_p, 257, 131, 1},     {op::grad_q, 101, 613, 1},
-                            {op::convolve, 2048, 2048, 1}, {op::convolve, 300, 200, 64}};
+const device_problem problems[] = {{op::convolve, 3000, 3000, 1}, {op::convolve, 1, 7, 1},
+                                   {op::grad_p, 257, 131, 1},     {op::grad_q, 101, 613, 1},
+                                   {op::convolve, 2048, 2048, 1}, {op::convolve, 300, 200, 64}};
 constexpr int n_problems = sizeof(problems) / sizeof(problems[0]);
 
 /// Inputs of a problem (fixed for the whole test run) and its reference.
@@ -93,17 +93,17 @@ struct inputs {
   std::vector<rvec> want;    // per row
 };
 
-std::int64_t len_a(const problem& p) {
+std::int64_t len_a(const device_problem& p) {
   return lengths_of(p.o, p.m, p.n).a;
 }
-std::int64_t len_b(const problem& p) {
+std::int64_t len_b(const device_problem& p) {
   return lengths_of(p.o, p.m, p.n).b;
 }
-std::int64_t len_out(const problem& p) {
+std::int64_t len_out(const device_problem& p) {
   return lengths_of(p.o, p.m, p.n).out;
 }
 
-inputs make_inputs(rng& g, const problem& p) {
+inputs make_inputs(rng& g, const device_problem& p) {
   inputs in;
   const std::int64_t la = len_a(p), lb = len_b(p);
   for (int r = 0; r < p.batch; ++r) {
@@ -116,9 +116,10 @@ inputs make_inputs(rng& g, const problem& p) {
   return in;
 }
 
-/// Runs the problem's product with pointers of any kind on `stream` (batches
+/// Runs the device_problem's product with pointers of any kind on `stream` (batches
 /// are convolutions).
-void call(const problem& p, const double* a, const double* b, double* out, marg::stream_view s) {
+void call(const device_problem& p, const double* a, const double* b, double* out,
+          marg::stream_view s) {
   const std::int64_t la = len_a(p), lb = len_b(p), lo = len_out(p);
   if (p.batch > 1) {
     marg::convolve_batched<double>(p.m, p.n, a, 1, la, b, 1, lb, out, 1, lo, p.batch, s);
@@ -181,12 +182,12 @@ struct thread_streams {
   }
 };
 
-/// One call of problem `p` on device `dev` with operands placed as `w`: makes
+/// One call of device_problem `p` on device `dev` with operands placed as `w`: makes
 /// the placement's device current (another one for device_stream), runs, and
 /// returns the output on the host. Checks that libmarg leaves CUDA's current
 /// device as it found it. Throws std::runtime_error on a failed check (safe on
 /// any thread, unlike Catch2's assertions).
-std::vector<double> run_on(int dev, const problem& p, const inputs& in, placement w,
+std::vector<double> run_on(int dev, const device_problem& p, const inputs& in, placement w,
                            thread_streams& streams) {
   const std::size_t na = in.a.size(), nb = in.b.size();
   const std::size_t no = static_cast<std::size_t>(len_out(p) * p.batch);
@@ -239,7 +240,7 @@ std::vector<double> run_on(int dev, const problem& p, const inputs& in, placemen
 }
 
 /// Worst relative error of a result against the long double reference.
-real worst_error(const problem& p, const inputs& in, const std::vector<double>& got) {
+real worst_error(const device_problem& p, const inputs& in, const std::vector<double>& got) {
   real worst = 0;
   const auto lo = static_cast<std::size_t>(len_out(p));
   for (int r = 0; r < p.batch; ++r) {
@@ -271,7 +272,7 @@ struct problem_set {
   std::vector<inputs> in;
   problem_set() : seed(test_seed()) {
     rng g(seed);
-    for (const problem& p : problems) in.push_back(make_inputs(g, p));
+    for (const device_problem& p : problems) in.push_back(make_inputs(g, p));
   }
 };
 
@@ -280,7 +281,7 @@ const problem_set& the_problems() {
   return s;
 }
 
-/// Baselines: every (device, problem, placement) run alone, checked against
+/// Baselines: every (device, device_problem, placement) run alone, checked against
 /// the reference.
 using baseline_key = std::tuple<int, int, int>;
 std::map<baseline_key, std::vector<double>> baselines(int devices) {
@@ -293,7 +294,7 @@ std::map<baseline_key, std::vector<double>> baselines(int devices) {
         if (placements[w] == placement::device_stream && devices < 2) continue;
         std::vector<double> got =
             run_on(d, problems[i], ps.in[static_cast<std::size_t>(i)], placements[w], streams);
-        INFO("device " << d << " problem " << i << " placement " << name_of(placements[w])
+        INFO("device " << d << " device_problem " << i << " placement " << name_of(placements[w])
                        << " seed " << ps.seed);
         REQUIRE(worst_error(problems[i], ps.in[static_cast<std::size_t>(i)], got) <=
                 tolerance<double>());
@@ -384,7 +385,7 @@ TEST_CASE("devices: each device alone", "[devices][gpu]") {
     for (int i = 0; i < n_problems; ++i) {
       const std::vector<double> again =
           run_on(d, problems[i], ps.in[static_cast<std::size_t>(i)], placement::pool, streams);
-      INFO("device " << d << " problem " << i);
+      INFO("device " << d << " device_problem " << i);
       CHECK(bitwise_equal(again, base.at({d, i, 1})));
     }
   // pools, arrays and pmfs belong to the device current where they are made
@@ -446,9 +447,9 @@ TEST_CASE("devices: 8 threads over the devices concurrently bitwise equal to sin
         if (!what.empty()) {
           const std::lock_guard lock(first_mutex);
           if (first.empty())
-            first = "thread " + std::to_string(t) + " device " + std::to_string(dev) + " problem " +
-                    std::to_string(i) + " placement " + name_of(placements[w]) + " call " +
-                    std::to_string(k) + ": " + what;
+            first = "thread " + std::to_string(t) + " device " + std::to_string(dev) +
+                    " device_problem " + std::to_string(i) + " placement " +
+                    name_of(placements[w]) + " call " + std::to_string(k) + ": " + what;
         }
       }
     });
@@ -504,7 +505,7 @@ TEST_CASE("devices: one thread switching devices between calls", "[devices][gpu]
 TEST_CASE("devices: operands on different devices are rejected", "[devices][gpu][multi]") {
   MARG_SKIP_WITHOUT_DEVICES(2)
   const gpu_case guard;
-  const problem p{op::convolve, 300, 200, 1};
+  const device_problem p{op::convolve, 300, 200, 1};
   const std::size_t m = 300, n = 200, r = m + n - 1;
   std::vector<double> hp(m, 0.5), hq(n, 0.25);
   double* p0 = static_cast<double*>(cuda::malloc_on(0, m * sizeof(double)));
@@ -589,8 +590,7 @@ TEST_CASE("devices: operands on different devices are rejected", "[devices][gpu]
             .failures == 0);
 }
 
-TEST_CASE("devices: one pool per device with its own cap and counters",
-          "[devices][gpu][multi]") {
+TEST_CASE("devices: one pool per device with its own cap and counters", "[devices][gpu][multi]") {
   MARG_SKIP_WITHOUT_DEVICES(2)
   const gpu_case guard;
   const std::size_t limit0 = marg::pool_limit(0), limit1 = marg::pool_limit(1);

@@ -223,13 +223,17 @@ int current_device_id() {
 }
 
 int device_of(cudaStream_t stream) {
-  if (marg::device_count() <= 1) return 0;
-  if (const stream_state* st = find_state(stream)) return st->device;
+  const int count = marg::device_count();
+  if (count <= 1) return 0;
+  // the thread's own streams without a lock, then the runtime (no registry lock per call)
+  for (int d = 0; d < count && d < max_devices; ++d)
+    if (tl_state[d] != nullptr && tl_state[d]->stream == stream) return d;
 #if CUDART_VERSION >= 12080
   int dev = 0;
   MARG_CUDA_TRY(cudaStreamGetDevice(stream, &dev));
   return checked_device(dev);
 #else
+  if (const stream_state* st = find_state(stream)) return st->device;
   // no way to ask this runtime: the caller's stream is taken to be on the current device
   return current_device_id();
 #endif
