@@ -376,8 +376,9 @@ TEST_CASE("devices: each device alone", "[devices][gpu]") {
   const gpu_case guard;
   const int n = marg::device_count();
   const auto base = baselines(n);  // checks every result against the reference
-  std::printf("devices: each device alone: %d device(s), %zu calls checked against long double\n",
-              n, base.size());
+  std::printf(
+      "devices-result: each device alone: %d device(s), %zu calls checked against long double\n", n,
+      base.size());
   // the same call made again on the same device gives the same bits
   thread_streams streams;
   const problem_set& ps = the_problems();
@@ -455,7 +456,8 @@ TEST_CASE("devices: 8 threads over the devices concurrently bitwise equal to sin
     });
   for (auto& th : threads) th.join();
   std::printf(
-      "devices: %d threads over %d devices for %.0f s: %ld calls, %ld wrong results, %ld errors\n",
+      "devices-result: %d threads over %d devices for %.0f s: %ld calls, %ld wrong results, %ld "
+      "errors\n",
       n_threads, n, seconds, calls.load(), wrong.load(), errors.load());
   INFO("first failure: " << first << " (seed " << the_problems().seed << ")");
   CHECK(calls.load() >= n_threads);
@@ -497,8 +499,9 @@ TEST_CASE("devices: one thread switching devices between calls", "[devices][gpu]
     if (!bitwise_equal(out, base.at({d, 0, 0}))) ++wrong;
     CHECK(cuda::current() == d);
   }
-  std::printf("devices: one thread switching over %d devices: %ld calls, %ld wrong results\n", n,
-              calls, wrong);
+  std::printf(
+      "devices-result: one thread switching over %d devices: %ld calls, %ld wrong results\n", n,
+      calls, wrong);
   CHECK(wrong == 0);
 }
 
