@@ -43,8 +43,26 @@ void free_device(void* p) {
   check(cudaFree(p), "cudaFree");
 }
 
+// the device of device memory at p, or -1
+int device_of(const void* p) {
+  cudaPointerAttributes a{};
+  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return -1;
+  }
+  return a.type == cudaMemoryTypeDevice ? a.device : -1;
+}
+
 void copy(void* dst, const void* src, std::size_t bytes) {
+  // on the device memory's device, complete before returning: a pageable
+  // cudaMemcpy may return before its DMA ends, and a later call on a
+  // non-blocking stream is not ordered after it
+  int dev = device_of(dst);
+  if (dev < 0) dev = device_of(src);
+  if (dev < 0) dev = current();
+  const on_device on(dev);
   check(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault), "cudaMemcpy");
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
 }
 
 void* stream_on(int device) {

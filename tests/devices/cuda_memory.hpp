@@ -14,7 +14,8 @@ namespace marg::test::cuda {
 void* malloc_on(int device, std::size_t bytes);
 /// @param p from malloc_on
 void free_device(void* p);
-/// Synchronous copy between any two kinds of memory (cudaMemcpyDefault).
+/// Copy between any two kinds of memory (cudaMemcpyDefault), complete on
+/// the device memory's device when it returns; the current device is unchanged.
 /// @param dst destination
 /// @param src source
 /// @param bytes number of bytes
