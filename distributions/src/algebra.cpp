@@ -358,6 +358,7 @@ pmf<T> operator+(const pmf<T>& x, const pmf<T>& y) {
   const char* f = "marg::operator+";
   detail::check_nonempty(f, "x", x);
   detail::check_nonempty(f, "y", y);
+  const detail::operands_device on(f, "x", x.device(), "y", y.device());
   const auto s = support_of_sum(f, x.lower(), x.size(), y.lower(), y.size());
   // values below T's range: log space; otherwise the linear product
   if (detail::needs_log_space(x, y)) return add_in_log_space(x, y, s);
@@ -390,6 +391,7 @@ template <class T>
 pmf<T> operator-(const pmf<T>& x, const pmf<T>& y) {
   detail::check_nonempty("marg::operator-", "x", x);
   detail::check_nonempty("marg::operator-", "y", y);
+  const detail::operands_device on("marg::operator-", "x", x.device(), "y", y.device());
   return x + (-y);
 }
 
@@ -426,6 +428,10 @@ pmf<T> sum(const std::vector<pmf<T>>& xs) {
   if (xs.empty()) return delta<T>(0);
   for (std::size_t i = 0; i < xs.size(); ++i)
     if (xs[i].empty()) detail::check_nonempty(f, ("xs[" + std::to_string(i) + "]").c_str(), xs[i]);
+  for (std::size_t i = 1; i < xs.size(); ++i)
+    const detail::operands_device check(f, "xs[0]", xs[0].device(),
+                                        ("xs[" + std::to_string(i) + "]").c_str(), xs[i].device());
+  const detail::operands_device on(f, "xs[0]", xs[0].device(), "xs[0]", xs[0].device());
   if (xs.size() == 1) return xs[0];
   // terms that keep log-probabilities: a balanced tree of pairwise sums, each
   // in log space where its values need it

@@ -16,35 +16,8 @@ namespace {
 using detail::bad_argument;
 using detail::banded_args;
 using detail::banded_op;
-
-const char* name_of(banded_op op, bool batched) {
-  switch (op) {
-    case banded_op::convolve:
-      return batched ? "marg::convolve_batched" : "marg::convolve";
-    case banded_op::grad_p:
-      return batched ? "marg::convolve_grad_p_batched" : "marg::convolve_grad_p";
-    case banded_op::grad_q:
-      return batched ? "marg::convolve_grad_q_batched" : "marg::convolve_grad_q";
-  }
-  return "marg::convolve";
-}
-
-// operand names as the public signatures spell them
-struct operand_names {
-  const char *a, *inc_a, *stride_a, *b, *inc_b, *stride_b, *out, *inc_out, *stride_out;
-};
-
-operand_names names_of(banded_op op) {
-  switch (op) {
-    case banded_op::convolve:
-      return {"p", "incp", "stridep", "q", "incq", "strideq", "r", "incr", "strider"};
-    case banded_op::grad_p:
-      return {"g", "incg", "strideg", "q", "incq", "strideq", "gp", "incgp", "stridegp"};
-    case banded_op::grad_q:
-      return {"g", "incg", "strideg", "p", "incp", "stridep", "gq", "incgq", "stridegq"};
-  }
-  return {};
-}
+using detail::name_of;
+using detail::names_of;
 
 // the largest element offset of a batched strided operand, or -1 when it
 // overflows int64 or passes the address space (a batch stride can be any
@@ -80,7 +53,7 @@ bool overlaps(span x, span y) {
 template <class T>
 void check(const banded_args<T>& x, bool batched) {
   const char* f = name_of(x.op, batched);
-  const operand_names nm = names_of(x.op);
+  const detail::operand_names nm = names_of(x.op);
   MARG_EXPECTS(x.m >= 1, bad_argument(f, "m", x.m, ">= 1"));
   MARG_EXPECTS(x.n >= 1, bad_argument(f, "n", x.n, ">= 1"));
   MARG_EXPECTS(std::int64_t{x.m} + x.n - 1 <= INT_MAX,

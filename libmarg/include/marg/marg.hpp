@@ -11,6 +11,7 @@
 #include <marg/numeric/array.hpp>
 #include <marg/numeric/backend.hpp>
 #include <marg/numeric/convolve.hpp>
+#include <marg/numeric/device.hpp>
 #include <marg/numeric/error.hpp>
 #include <marg/numeric/graph.hpp>
 #include <marg/numeric/log_convolve.hpp>
