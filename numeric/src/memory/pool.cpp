@@ -36,6 +36,7 @@
 #include <utility>
 #include <vector>
 
+#include "../detail/environment.hpp"
 #include "device_memory.hpp"
 #include "jemalloc.hpp"
 #include "pool_extents.hpp"
@@ -94,6 +95,10 @@ struct pool_state {
   std::unordered_map<void*, stream_list> lists;  // libmarg streams only
   std::vector<batch> closed;
   std::size_t pending = 0;  // bytes in lists and closed batches
+
+  std::size_t minimum = 0;          // bytes the arena reserves for itself at creation
+  std::atomic<bool> limit_bad{false};  // MARG_POOL_LIMIT bad and not overridden
+  std::string limit_error;          // the message for it (set before publication)
 };
 
 pool_state* g_pool = nullptr;  // set before the arena exists: hooks read it
@@ -223,62 +228,39 @@ extent_hooks_t hooks = {hook_alloc, hook_dalloc, hook_destroy, nullptr,   nullpt
 
 // ---------------------------------------------------------------- setup
 
-// parses MARG_POOL_LIMIT: bytes with an optional K, M, G or T (powers of 1024)
-std::size_t parse_limit(const char* text) {
-  const std::string t(text);
-  const auto bad = [&] {
-    return marg::invalid_argument("marg pool: MARG_POOL_LIMIT = '" + t +
-                                  "' (must be a positive number of bytes with an optional K, M, "
-                                  "G or T suffix)");
-  };
-  std::size_t i = 0;
-  unsigned long long v = 0;
-  while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i]))) {
-    const unsigned long long d = static_cast<unsigned long long>(t[i] - '0');
-    if (v > (~0ull - d) / 10) throw bad();
-    v = v * 10 + d;
-    ++i;
-  }
-  if (i == 0) throw bad();
-  int shift = 0;
-  if (i < t.size()) {
-    switch (std::toupper(static_cast<unsigned char>(t[i]))) {
-      case 'K':
-        shift = 10;
-        break;
-      case 'M':
-        shift = 20;
-        break;
-      case 'G':
-        shift = 30;
-        break;
-      case 'T':
-        shift = 40;
-        break;
-      default:
-        throw bad();
-    }
-    ++i;
-    if (i < t.size() && (t[i] == 'i' || t[i] == 'I')) ++i;
-    if (i < t.size() && (t[i] == 'B' || t[i] == 'b')) ++i;
-  }
-  if (i != t.size() || v == 0 || v > (~0ull >> shift)) throw bad();
-  return static_cast<std::size_t>(v << shift);
-}
-
 std::size_t default_limit(bool managed) {
-  if (const char* env = std::getenv("MARG_POOL_LIMIT"); env != nullptr && *env != '\0')
-    return parse_limit(env);
   if (managed) return dev::free_memory() / 10 * 8;  // 80 % of what the GPU has free now
   const long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
   if (pages <= 0 || size <= 0) return std::size_t{1} << 34;
   return static_cast<std::size_t>(pages) * static_cast<std::size_t>(size) / 2;
 }
 
+// Sets the initial limit once the arena exists: MARG_POOL_LIMIT when it is
+// valid and at least the minimum, else the default and an error that every
+// allocation throws until set_pool_limit overrides it.
+void set_initial_limit(pool_state& s) {
+  s.limit = default_limit(s.managed);
+  const detail::env_setting& e = detail::environment(detail::env_var::pool_limit);
+  if (!e.present) return;
+  if (!e.error.empty()) {
+    s.limit_error = e.error;
+  } else if (static_cast<std::size_t>(e.value) < s.minimum) {
+    s.limit_error = "environment variable MARG_POOL_LIMIT = " + std::to_string(e.value) +
+                    " bytes is below the pool's minimum of " + std::to_string(s.minimum) +
+                    " bytes (the arena's own metadata); set at least that, or unset it";
+  } else {
+    s.limit = static_cast<std::size_t>(e.value);
+    return;
+  }
+  s.limit_bad.store(true);
+}
+
 pool_state* make_pool() {
   auto s = std::make_unique<pool_state>();
   s->managed = dev::usable();
-  s->limit = default_limit(s->managed);
+  // no cap while jemalloc builds the arena: its metadata comes through the
+  // hooks, and what it takes is the smallest limit the pool can work under
+  s->limit = ~std::size_t{0};
   g_pool = s.get();
   extent_hooks_t* h = &hooks;
   unsigned arena = 0;
@@ -289,6 +271,8 @@ pool_state* make_pool() {
                         ")");
   }
   s->arena = arena;
+  s->minimum = s->reserved.load();
+  set_initial_limit(*s);
   g_published.store(s.get(), std::memory_order_release);
   return s.release();  // never destroyed: blocks may be freed during static destruction
 }
@@ -450,6 +434,7 @@ std::string bytes_text(std::size_t b) {
 void* allocate(std::size_t bytes, stream_view stream) {
   if (bytes == 0) return nullptr;
   pool_state& s = pool();
+  if (s.limit_bad.load()) throw marg::invalid_argument(s.limit_error);
   const std::size_t n = je_nallocx(bytes, align_flag);  // 0 when too large for jemalloc
   if (n != 0 && s.managed) {
     if (void* p = take_from_list(s, dev::resolve_stream(stream.handle()), n)) {
@@ -503,7 +488,14 @@ pool_statistics pool_stats() {
 void set_pool_limit(std::size_t bytes) {
   MARG_EXPECTS(bytes >= 1, detail::bad_argument("marg::set_pool_limit", "bytes",
                                                 static_cast<std::int64_t>(bytes), ">= 1"));
-  pool().limit.store(bytes);
+  pool_state& s = pool();
+  detail::env_override(detail::env_var::pool_limit);
+  s.limit.store(bytes);
+  s.limit_bad.store(false);
+}
+
+std::size_t pool_minimum_limit() {
+  return pool().minimum;
 }
 
 std::size_t pool_limit() {

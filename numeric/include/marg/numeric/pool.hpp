@@ -47,9 +47,17 @@ struct pool_statistics {
 pool_statistics pool_stats();
 
 /// Sets the cap on reserved bytes (the environment variable MARG_POOL_LIMIT,
-/// bytes with an optional K, M or G suffix, sets the initial value).
+/// bytes with an optional K, M, G or T suffix, sets the initial value; a bad
+/// value or one below pool_minimum_limit() makes every allocation throw
+/// marg::invalid_argument naming it, until this call overrides it). A cap
+/// below bytes_reserved is allowed: allocations that need new memory then
+/// throw marg::out_of_memory, and every other call works as documented.
 /// @param bytes the new cap (>= 1)
 void set_pool_limit(std::size_t bytes);
+
+/// @return the bytes the pool's arena reserves for its own metadata when it
+///         starts: the smallest MARG_POOL_LIMIT accepted
+std::size_t pool_minimum_limit();
 
 /// @return the cap on reserved bytes
 std::size_t pool_limit();
