@@ -19,11 +19,11 @@ namespace marg_example {
 /// Exit statuses of every example program.
 enum exit_status : int {
   exit_ok = 0,
-  exit_check_failed = 1,    ///< --check found a wrong result
-  exit_bad_input = 2,       ///< bad arguments, environment or input data
-  exit_output_failed = 3,   ///< a result could not be written
-  exit_filter_failed = 4,   ///< the computation broke down (e.g. a collapsed filter)
-  exit_too_large = 5        ///< the problem is above the program's size cap
+  exit_check_failed = 1,   ///< --check found a wrong result
+  exit_bad_input = 2,      ///< bad arguments, environment or input data
+  exit_output_failed = 3,  ///< a result could not be written
+  exit_filter_failed = 4,  ///< the computation broke down (e.g. a collapsed filter)
+  exit_too_large = 5       ///< the problem is above the program's size cap
 };
 
 /// An output that could not be written (its message names the path and the reason).

@@ -187,6 +187,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "learn: %s\n", ex.what());
     return marg_example::finish("learn", marg_example::exit_bad_input);
   }
-  return marg_example::finish("learn", o.check && failures ? marg_example::exit_check_failed
-                                                           : marg_example::exit_ok);
+  return marg_example::finish(
+      "learn", o.check && failures ? marg_example::exit_check_failed : marg_example::exit_ok);
 }

@@ -46,7 +46,7 @@ constexpr std::int64_t max_total_particles = 20000000;
 
 struct options {
   int particles = 5000;  // per replicate
-  int replicates = 4;    // independent filters, for the Monte Carlo standard errors
+  int replicates = 8;    // independent filters, for the Monte Carlo standard errors
   std::string backend = "auto";
   std::uint64_t seed = 1;
   std::string data;  // empty: the boarding-school data
@@ -143,9 +143,9 @@ std::vector<std::int64_t> read_counts(const std::string& path, std::int64_t popu
     for (const char c : line) {
       const auto u = static_cast<unsigned char>(c);
       if ((u < 0x20 && c != '\t') || u == 0x7f)
-        input_error("--data '" + path + "' line " + std::to_string(number) +
-                    ": a control byte (" + std::to_string(u) +
-                    "): the file looks binary, not a text file of counts\n" + data_format);
+        input_error("--data '" + path + "' line " + std::to_string(number) + ": a control byte (" +
+                    std::to_string(u) + "): the file looks binary, not a text file of counts\n" +
+                    data_format);
     }
     const auto first = line.find_first_not_of(" \t");
     if (first == std::string::npos || line[first] == '#') continue;
@@ -355,7 +355,9 @@ day_mass infected_mass(const std::vector<state>& xs, const std::vector<double>& 
 
 // summarize() for a law over consecutive integers: O(support), no sort
 summary summarize_mass(const day_mass& d) {
-  const auto x = [&](std::size_t k) { return static_cast<double>(d.first) + static_cast<double>(k); };
+  const auto x = [&](std::size_t k) {
+    return static_cast<double>(d.first) + static_cast<double>(k);
+  };
   double total = 0, mean = 0;
   for (std::size_t k = 0; k < d.mass.size(); ++k) total += d.mass[k], mean += d.mass[k] * x(k);
   summary s{mean / total, x(0), x(0), x(d.mass.size() - 1)};
@@ -481,11 +483,11 @@ stage_clock stage_times;  // one filter runs at a time
 /// What one run of the filter produces.
 struct result {
   double log_likelihood = 0;
-  std::vector<double> ess;                 // per day, after weighting
-  std::vector<day_mass> infected;          // filtered law of i_t per day
-  std::vector<double> log_likelihood_to;   // log p(y_1..t) estimate, per day
-  std::vector<params> theta;      // final particles
-  std::vector<double> weights;    // their normalized weights
+  std::vector<double> ess;                // per day, after weighting
+  std::vector<day_mass> infected;         // filtered law of i_t per day
+  std::vector<double> log_likelihood_to;  // log p(y_1..t) estimate, per day
+  std::vector<params> theta;              // final particles
+  std::vector<double> weights;            // their normalized weights
   double seconds = 0;
   stage_clock stages;  // wall time per stage
 };
@@ -782,7 +784,8 @@ summary pooled_infected(const pooled& p, std::size_t t) {
   for (const result& r : p.runs) {
     ll.push_back(r.log_likelihood_to[t]);
     first = std::min(first, r.infected[t].first);
-    last = std::max(last, r.infected[t].first + static_cast<std::int64_t>(r.infected[t].mass.size()) - 1);
+    last = std::max(last,
+                    r.infected[t].first + static_cast<std::int64_t>(r.infected[t].mass.size()) - 1);
   }
   const std::vector<double> v = softmax(ll);
   day_mass d{first, std::vector<double>(static_cast<std::size_t>(last - first + 1), 0.0)};

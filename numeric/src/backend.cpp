@@ -69,11 +69,11 @@ backend requested_backend() {
   const detail::env_setting& e = detail::environment(detail::env_var::backend);
   if (!e.present) return backend::automatic;
   const auto b = static_cast<backend>(e.value);
-  MARG_EXPECTS(b != backend::cuda || (cuda_compiled() && device_count() > 0),
-               std::string("environment variable MARG_BACKEND = 'cuda', but ") +
-                   (cuda_compiled() ? "no usable CUDA device was found"
-                                    : "this build has no CUDA backend") +
-                   " (use cpu or automatic, or unset it)");
+  MARG_EXPECTS(
+      b != backend::cuda || (cuda_compiled() && device_count() > 0),
+      std::string("environment variable MARG_BACKEND = 'cuda', but ") +
+          (cuda_compiled() ? "no usable CUDA device was found" : "this build has no CUDA backend") +
+          " (use cpu or automatic, or unset it)");
   return b;
 }
 

@@ -14,16 +14,17 @@ thread_local const cancel_scope* tl_scope = nullptr;
 cancel_scope::cancel_scope(std::stop_token token, work_budget budget)
     : token_(std::move(token)), budget_(budget), outer_(tl_scope) {
   const double seconds = budget.max_time.count();
-  MARG_EXPECTS(budget.max_work >= 0,
-               std::string("marg::cancel_scope: budget.max_work = ") +
-                   std::to_string(budget.max_work) + " (must be >= 0; 0: no limit)");
+  MARG_EXPECTS(budget.max_work >= 0, std::string("marg::cancel_scope: budget.max_work = ") +
+                                         std::to_string(budget.max_work) +
+                                         " (must be >= 0; 0: no limit)");
   MARG_EXPECTS(std::isfinite(seconds) && seconds >= 0,
                std::string("marg::cancel_scope: budget.max_time = ") + std::to_string(seconds) +
                    " s (must be finite and >= 0; 0: no limit)");
-  deadline_ = seconds > 0 ? std::chrono::steady_clock::now() +
-                                std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                    budget.max_time)
-                          : std::chrono::steady_clock::time_point::max();
+  deadline_ =
+      seconds > 0
+          ? std::chrono::steady_clock::now() +
+                std::chrono::duration_cast<std::chrono::steady_clock::duration>(budget.max_time)
+          : std::chrono::steady_clock::time_point::max();
   tl_scope = this;
 }
 

@@ -1,5 +1,6 @@
 #include <marg/numeric/environment.hpp>
 #include <marg/numeric/error.hpp>
+#include <marg/numeric/pool.hpp>
 
 #include <array>
 #include <atomic>
@@ -40,7 +41,8 @@ env_setting parse(env_var v) {
   };
   switch (v) {
     case env_var::num_threads: {
-      const bool digits = text.size() <= 6 && text.find_first_not_of("0123456789") == std::string::npos;
+      const bool digits =
+          text.size() <= 6 && text.find_first_not_of("0123456789") == std::string::npos;
       const std::int64_t t = digits ? std::stoll(text) : 0;
       if (!digits || t < 1 || t > max_threads)
         bad("an integer in 1.." + std::to_string(max_threads));
@@ -84,6 +86,16 @@ const env_setting& environment(env_var v) {
 
 void env_override(env_var v) noexcept {
   overridden[static_cast<std::size_t>(v)].store(true);
+}
+
+bool env_overridden(env_var v) noexcept {
+  return overridden[static_cast<std::size_t>(v)].load();
+}
+
+std::string pool_limit_below_minimum(std::size_t limit, std::size_t minimum) {
+  return "environment variable MARG_POOL_LIMIT = " + std::to_string(limit) +
+         " bytes is below the pool's minimum of " + std::to_string(minimum) +
+         " bytes (the arena's own metadata); set at least that, or unset it";
 }
 
 void env_check(env_var v) {
@@ -134,9 +146,16 @@ bool parse_bytes(const std::string& t, std::size_t& bytes) {
 namespace marg {
 
 void check_environment() {
-  detail::env_check(detail::env_var::num_threads);
-  detail::env_check(detail::env_var::pool_limit);
-  detail::env_check(detail::env_var::backend);
+  using detail::env_var;
+  detail::env_check(env_var::num_threads);
+  detail::env_check(env_var::pool_limit);
+  detail::env_check(env_var::backend);
+  const detail::env_setting& limit = detail::environment(env_var::pool_limit);
+  if (limit.present && !detail::env_overridden(env_var::pool_limit)) {
+    const auto bytes = static_cast<std::size_t>(limit.value);
+    if (const std::size_t minimum = pool_minimum_limit(); bytes < minimum)
+      throw marg::invalid_argument(detail::pool_limit_below_minimum(bytes, minimum));
+  }
 }
 
 }  // namespace marg

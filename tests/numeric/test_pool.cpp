@@ -395,8 +395,8 @@ TEST_CASE("every pool call keeps its documented behaviour at every limit", "[poo
   CHECK(minimum > 0);
   CHECK(minimum <= marg::pool_stats().bytes_reserved);
   const std::size_t reserved = marg::pool_stats().bytes_reserved;
-  for (const std::size_t limit : {std::size_t{1}, std::size_t{4096}, minimum - 1, minimum,
-                                  reserved, reserved + 64 * MiB}) {
+  for (const std::size_t limit :
+       {std::size_t{1}, std::size_t{4096}, minimum - 1, minimum, reserved, reserved + 64 * MiB}) {
     INFO("limit " << limit << ", minimum " << minimum << ", reserved " << reserved);
     marg::set_pool_limit(limit);
     CHECK(marg::pool_limit() == limit);

@@ -24,8 +24,14 @@ const env_setting& environment(env_var v);
 /// Marks `v` as set through the API: its environment value no longer counts.
 void env_override(env_var v) noexcept;
 
+/// @return true once the API has set what `v` sets
+bool env_overridden(env_var v) noexcept;
+
 /// Throws marg::invalid_argument when `v` is bad and not overridden.
 void env_check(env_var v);
+
+/// The message for a MARG_POOL_LIMIT below the pool's minimum.
+std::string pool_limit_below_minimum(std::size_t limit, std::size_t minimum);
 
 /// Parses a byte count with an optional K, M, G or T suffix (powers of 1024,
 /// optionally followed by "iB" or "B").

@@ -96,9 +96,9 @@ struct pool_state {
   std::vector<batch> closed;
   std::size_t pending = 0;  // bytes in lists and closed batches
 
-  std::size_t minimum = 0;          // bytes the arena reserves for itself at creation
+  std::size_t minimum = 0;             // bytes the arena reserves for itself at creation
   std::atomic<bool> limit_bad{false};  // MARG_POOL_LIMIT bad and not overridden
-  std::string limit_error;          // the message for it (set before publication)
+  std::string limit_error;             // the message for it (set before publication)
 };
 
 pool_state* g_pool = nullptr;  // set before the arena exists: hooks read it
@@ -245,9 +245,7 @@ void set_initial_limit(pool_state& s) {
   if (!e.error.empty()) {
     s.limit_error = e.error;
   } else if (static_cast<std::size_t>(e.value) < s.minimum) {
-    s.limit_error = "environment variable MARG_POOL_LIMIT = " + std::to_string(e.value) +
-                    " bytes is below the pool's minimum of " + std::to_string(s.minimum) +
-                    " bytes (the arena's own metadata); set at least that, or unset it";
+    s.limit_error = detail::pool_limit_below_minimum(static_cast<std::size_t>(e.value), s.minimum);
   } else {
     s.limit = static_cast<std::size_t>(e.value);
     return;

@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <stop_token>
+#include <string>
 
 namespace marg {
 
@@ -40,7 +41,8 @@ namespace marg {
 /// which.
 class cancelled : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  /// @param what the reason, for what()
+  explicit cancelled(const std::string& what) : std::runtime_error(what) {}
 };
 
 /// Limits on the work of one cancel_scope; zero means no limit.
@@ -63,8 +65,11 @@ class cancel_scope {
   /// @param budget the work and time limits (zero: none)
   /// @throws std::invalid_argument when a limit is negative or not a number
   explicit cancel_scope(std::stop_token token, work_budget budget = {});
+  /// Restores the thread's enclosing scope (or none).
   ~cancel_scope();
+  /// Not copyable: a scope belongs to one thread and one lifetime.
   cancel_scope(const cancel_scope&) = delete;
+  /// Not assignable.
   cancel_scope& operator=(const cancel_scope&) = delete;
 
   /// @return true once this scope or an outer one has a stop requested or a
