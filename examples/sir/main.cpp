@@ -103,8 +103,9 @@ options parse(int argc, char** argv) {
   app.add_flag("--no-marginalize", no_marginalize, "sample Δi, Δr (bootstrap filter)");
   app.add_flag("--no-move", no_move, "no resample-move step on the parameters");
   app.add_flag("--float", o.use_float, "float pmfs instead of double");
-  app.add_option("--repeat", o.repeat, "seed study: R seeds S..S+R-1, one filter each")
-      ->check(CLI::Range(1, 100000));
+  app.add_option("--repeat", o.repeat,
+                 "seed study: R seeds S..S+R-1, one filter of B particles each (0: none)")
+      ->check(CLI::Range(0, 100000));
   app.add_option("--groups", o.groups, "width groups per day (0: one per 4,096 particles, 1..8)")
       ->check(CLI::Range(0, 64));
   app.add_flag("--timing", o.timing, "wall time per stage");
