@@ -115,6 +115,8 @@ options parse(int argc, char** argv) {
   o.marginalize = !no_marginalize;
   o.rejuvenate = !no_move;
   if (o.initial > o.population) input_error("--initial must not exceed --population");
+  if (o.repeat > 0 && !o.out.empty())
+    input_error("--out writes one run's results: not with --repeat");
   if (std::int64_t{o.particles} * o.replicates > max_total_particles)
     input_error("--particles " + std::to_string(o.particles) + " times --replicates " +
                 std::to_string(o.replicates) + " is above the cap of " +
