@@ -67,7 +67,7 @@ TEST_CASE("a stop from another thread ends a long CPU product between blocks", "
   stopper.join();
   INFO("the product stopped after " << took << " s");
   CHECK(took >= 0.19);
-  CHECK(took < 5.0);
+  CHECK(took < 10.0);  // the whole product: minutes
   CHECK(marg::cancel_scope::current() == nullptr);
   expect_correct_convolution();
 }
@@ -107,7 +107,7 @@ TEST_CASE("a time budget ends a long sum(); nested scopes obey the outer one", "
   const double took = since(t0);
   INFO("sum stopped after " << took << " s");
   CHECK(took >= 0.29);
-  CHECK(took < 5.0);
+  CHECK(took < 10.0);  // the whole sum: about 16 x the 1.2 s of 100,000 terms
   // without a scope the same kind of sum completes: a small one, exact moments
   std::vector<marg::pmf<double>> few(100, marg::bernoulli<double>(0.3));
   const marg::pmf<double> s = marg::sum(few);
