@@ -94,7 +94,7 @@ TEST_CASE("a work budget refuses a product before it starts", "[cancel]") {
                   marg::cancelled);
 }
 
-TEST_CASE("a time budget ends a long sum(); nested scopes obey the outer one", "[cancel]") {
+TEST_CASE("a time budget of an outer scope ends a long sum", "[cancel]") {
   const cpu_backend cpu;
   // 400,000 Bernoulli terms: several seconds of work on this machine kind
   std::vector<marg::pmf<double>> terms(400000, marg::bernoulli<double>(0.3));
