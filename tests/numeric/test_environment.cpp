@@ -99,7 +99,7 @@ TEST_CASE("bad MARG_POOL_LIMIT is rejected", "[environment][pool]") {
   }
 }
 
-TEST_CASE("MARG_POOL_LIMIT below the pool's minimum is rejected, naming both",
+TEST_CASE("MARG_POOL_LIMIT below the pool's minimum is rejected naming both",
           "[environment][pool]") {
   const std::size_t minimum = marg::pool_minimum_limit();
   REQUIRE(minimum > 0);
