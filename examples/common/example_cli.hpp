@@ -38,7 +38,8 @@ inline void standard_options(CLI::App& app) {
 }
 
 /// Parses the command line; --help and --version exit 0, errors exit 2
-/// (CLI11 prints the message and the usage).
+/// (CLI11 prints the message and the usage). Then checks libmarg's MARG_*
+/// environment variables: a bad value exits 2 before any work.
 inline void parse_or_exit(CLI::App& app, int argc, char** argv) {
   try {
     app.parse(argc, argv);
@@ -46,6 +47,12 @@ inline void parse_or_exit(CLI::App& app, int argc, char** argv) {
     const int rc = app.exit(e);
     std::fflush(stdout);
     std::exit(rc == 0 ? exit_ok : exit_bad_input);
+  }
+  try {
+    marg::check_environment();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", app.get_name().c_str(), e.what());
+    std::exit(exit_bad_input);
   }
 }
 
