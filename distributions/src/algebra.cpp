@@ -1,6 +1,7 @@
 // Algebra of independent pmfs on the numeric layer's convolution.
 #include <marg/distributions/algebra.hpp>
 #include <marg/distributions/factories.hpp>
+#include <marg/numeric/cancel.hpp>
 #include <marg/numeric/convolve.hpp>
 #include <marg/numeric/log_convolve.hpp>
 #include <marg/numeric/pool.hpp>
@@ -122,7 +123,11 @@ class sum_tree {
 
   // pairs neighbours until one term is left; returns its probabilities
   const T* reduce() {
-    while (level_.size() > 1 || level_[0].count > 1) next_level();
+    // a cancel_scope stops the tree between levels too
+    while (level_.size() > 1 || level_[0].count > 1) {
+      throw_if_cancelled();
+      next_level();
+    }
     return level_[0].data;
   }
   // the slab holding the result
@@ -441,6 +446,7 @@ pmf<T> sum(const std::vector<pmf<T>>& xs) {
     while (level.size() > 1) {
       std::stable_sort(level.begin(), level.end(),
                        [](const pmf<T>& u, const pmf<T>& v) { return u.size() < v.size(); });
+      throw_if_cancelled();
       std::vector<pmf<T>> next;
       for (std::size_t j = 0; j + 1 < level.size(); j += 2) next.push_back(level[j] + level[j + 1]);
       if (level.size() % 2) next.push_back(level.back());

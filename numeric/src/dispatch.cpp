@@ -1,6 +1,8 @@
 // Public numeric entry points: check arguments once, pick the backend, run.
 #include <marg/numeric/backend.hpp>
+#include <marg/numeric/cancel.hpp>
 #include <marg/numeric/convolve.hpp>
+#include <marg/numeric/environment.hpp>
 #include <marg/numeric/error.hpp>
 
 #include <climits>
@@ -100,16 +102,27 @@ void check(const banded_args<T>& x, bool batched) {
 template <class T>
 void run(const banded_args<T>& x, bool batched, stream_view stream) {
   check(x, batched);
+  check_environment();
   if (x.batch == 0) return;
+  const cancel_scope* scope = cancel_scope::current();
+  if (scope != nullptr) {
+    // m * n < 2^62 (both below 2^31); the batch product saturates
+    const std::int64_t per = std::int64_t{x.m} * x.n;
+    const std::int64_t work = per > INT64_MAX / x.batch ? INT64_MAX : per * x.batch;
+    scope->check_work(work, name_of(x.op, batched));
+  }
 #ifdef MARG_WITH_CUDA
   if (current_backend() == backend::cuda) {
     detail::cuda::run(x, stream);
+    if (scope != nullptr) scope->throw_if_stopped();
     return;
   }
 #else
   (void)stream;
 #endif
   detail::cpu::run(x);
+  // the CPU product skips its remaining blocks once a stop is requested
+  if (scope != nullptr) scope->throw_if_stopped();
 }
 
 }  // namespace

@@ -42,6 +42,7 @@
 #include <utility>
 #include <vector>
 
+#include "../detail/environment.hpp"
 #include "device_memory.hpp"
 #include "jemalloc.hpp"
 #include "pool_extents.hpp"
@@ -111,6 +112,10 @@ struct pool_state {
   std::unordered_map<void*, stream_list> lists;  // libmarg streams only
   std::vector<batch> closed;
   std::size_t pending = 0;  // bytes in lists and closed batches
+
+  std::size_t minimum = 0;             // bytes the arena reserves for itself at creation
+  std::atomic<bool> limit_bad{false};  // MARG_POOL_LIMIT bad and not overridden
+  std::string limit_error;             // the message for it (set before publication)
 };
 
 constexpr int max_pools = dev::max_devices;
@@ -248,52 +253,7 @@ extent_hooks_t hooks = {hook_alloc, hook_dalloc, hook_destroy, nullptr,   nullpt
 
 // ---------------------------------------------------------------- setup
 
-// parses MARG_POOL_LIMIT: bytes with an optional K, M, G or T (powers of 1024)
-std::size_t parse_limit(const char* text) {
-  const std::string t(text);
-  const auto bad = [&] {
-    return marg::invalid_argument("marg pool: MARG_POOL_LIMIT = '" + t +
-                                  "' (must be a positive number of bytes with an optional K, M, "
-                                  "G or T suffix)");
-  };
-  std::size_t i = 0;
-  unsigned long long v = 0;
-  while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i]))) {
-    const unsigned long long d = static_cast<unsigned long long>(t[i] - '0');
-    if (v > (~0ull - d) / 10) throw bad();
-    v = v * 10 + d;
-    ++i;
-  }
-  if (i == 0) throw bad();
-  int shift = 0;
-  if (i < t.size()) {
-    switch (std::toupper(static_cast<unsigned char>(t[i]))) {
-      case 'K':
-        shift = 10;
-        break;
-      case 'M':
-        shift = 20;
-        break;
-      case 'G':
-        shift = 30;
-        break;
-      case 'T':
-        shift = 40;
-        break;
-      default:
-        throw bad();
-    }
-    ++i;
-    if (i < t.size() && (t[i] == 'i' || t[i] == 'I')) ++i;
-    if (i < t.size() && (t[i] == 'B' || t[i] == 'b')) ++i;
-  }
-  if (i != t.size() || v == 0 || v > (~0ull >> shift)) throw bad();
-  return static_cast<std::size_t>(v << shift);
-}
-
 std::size_t default_limit(bool managed) {
-  if (const char* env = std::getenv("MARG_POOL_LIMIT"); env != nullptr && *env != '\0')
-    return parse_limit(env);
   if (managed) return dev::free_memory() / 10 * 8;  // 80 % of what the GPU has free now
   const long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
   if (pages <= 0 || size <= 0) return std::size_t{1} << 34;
@@ -305,13 +265,34 @@ bool gpu() noexcept {
   return usable;
 }
 
+// Sets the initial limit once the arena exists: MARG_POOL_LIMIT when it is
+// valid and at least the minimum, else the default (the current device's free
+// memory) and an error that every allocation throws until set_pool_limit
+// overrides it.
+void set_initial_limit(pool_state& s) {
+  s.limit = default_limit(s.managed);
+  const detail::env_setting& e = detail::environment(detail::env_var::pool_limit);
+  if (!e.present) return;
+  if (!e.error.empty()) {
+    s.limit_error = e.error;
+  } else if (static_cast<std::size_t>(e.value) < s.minimum) {
+    s.limit_error = detail::pool_limit_below_minimum(static_cast<std::size_t>(e.value), s.minimum);
+  } else {
+    s.limit = static_cast<std::size_t>(e.value);
+    return;
+  }
+  s.limit_bad.store(true);
+}
+
 // the pool of device `index`; its device is current
 pool_state* make_pool(int index) {
   auto s = std::make_unique<pool_state>();
   s->index = index;
   s->managed = gpu();
-  s->limit = default_limit(s->managed);  // the current device's free memory
-  s->hooks = {hooks, s.get()};           // set before the arena exists: hooks read it
+  // no cap while jemalloc builds the arena: its metadata comes through the
+  // hooks, and what it takes is the smallest limit the pool can work under
+  s->limit = ~std::size_t{0};
+  s->hooks = {hooks, s.get()};  // set before the arena exists: hooks read it
   extent_hooks_t* h = &s->hooks.hooks;
   unsigned arena = 0;
   std::size_t len = sizeof(arena);
@@ -319,6 +300,8 @@ pool_state* make_pool(int index) {
     throw out_of_memory("marg pool: jemalloc cannot create the arena (error " + std::to_string(rc) +
                         ")");
   s->arena = arena;
+  s->minimum = s->reserved.load();
+  set_initial_limit(*s);
   return s.release();  // never destroyed: blocks may be freed during static destruction
 }
 
@@ -527,6 +510,7 @@ std::string bytes_text(std::size_t b) {
 void* allocate(std::size_t bytes, stream_view stream) {
   if (bytes == 0) return nullptr;
   pool_state& s = pool(pool_index(stream));
+  if (s.limit_bad.load()) throw marg::invalid_argument(s.limit_error);
   const std::size_t n = je_nallocx(bytes, align_flag);  // 0 when too large for jemalloc
   if (n != 0 && s.managed) {
     if (void* p = take_from_list(s, dev::resolve_stream(stream.handle()), n)) {
@@ -583,7 +567,14 @@ pool_statistics pool_stats(int device) {
 void set_pool_limit(std::size_t bytes, int device) {
   MARG_EXPECTS(bytes >= 1, detail::bad_argument("marg::set_pool_limit", "bytes",
                                                 static_cast<std::int64_t>(bytes), ">= 1"));
-  pool(pool_index("marg::set_pool_limit", device)).limit.store(bytes);
+  pool_state& s = pool(pool_index("marg::set_pool_limit", device));
+  detail::env_override(detail::env_var::pool_limit);
+  s.limit.store(bytes);
+  s.limit_bad.store(false);
+}
+
+std::size_t pool_minimum_limit() {
+  return pool(pool_index(stream_view{})).minimum;
 }
 
 std::size_t pool_limit(int device) {

@@ -56,12 +56,20 @@ struct pool_statistics {
 pool_statistics pool_stats(int device = -1);
 
 /// Sets the cap on one device's reserved bytes (the environment variable
-/// MARG_POOL_LIMIT, bytes with an optional K, M or G suffix, sets the
-/// initial value of every device's cap).
+/// MARG_POOL_LIMIT, bytes with an optional K, M, G or T suffix, sets the
+/// initial value of every device's cap; a bad value or one below
+/// pool_minimum_limit() makes every allocation throw marg::invalid_argument
+/// naming it, until this call overrides it). A cap below bytes_reserved is
+/// allowed: allocations that need new memory then throw marg::out_of_memory,
+/// and every other call works as documented.
 /// @param bytes the new cap (>= 1)
 /// @param device a CUDA device, or -1 for the calling thread's current device
 /// @throws marg::invalid_argument for a device out of range
 void set_pool_limit(std::size_t bytes, int device = -1);
+
+/// @return the bytes the pool's arena reserves for its own metadata when it
+///         starts: the smallest MARG_POOL_LIMIT accepted
+std::size_t pool_minimum_limit();
 
 /// @param device a CUDA device, or -1 for the calling thread's current device
 /// @return the cap on that device's reserved bytes
