@@ -1,8 +1,8 @@
-# Runs `sir --no-move` (C++) and sir_day (C) with the same seed and particle
+# Runs `sir --no-move --replicates 1` (C++) and sir_day (C) with the same seed and particle
 # count; fails unless both print the same log marginal likelihood (10
 # significant digits, as sir writes it to summary.csv).
 # cmake -DSIR=... -DSIR_C=... -DPARTICLES=N -DSEED=S -DWORK=DIR -P same_as_cxx.cmake
-execute_process(COMMAND ${SIR} --no-move --backend cpu --particles ${PARTICLES} --seed ${SEED}
+execute_process(COMMAND ${SIR} --no-move --replicates 1 --backend cpu --particles ${PARTICLES} --seed ${SEED}
                         --quiet --out ${WORK}
                 RESULT_VARIABLE rc_cxx OUTPUT_QUIET)
 if(NOT rc_cxx EQUAL 0)
