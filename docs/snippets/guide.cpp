@@ -4,11 +4,14 @@
 // spaces aside (docs.snippets.match_guide, docs/snippets/check-guide).
 #include <marg/marg.hpp>
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <random>
 #include <stdexcept>
+#include <stop_token>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -274,6 +277,28 @@ void devices() {
 
 }  // namespace
 
+void cancellation() {
+  bool stopped = false;
+  // [snippet: cancel]
+  std::stop_source stop;
+  std::thread worker([&] {
+    marg::cancel_scope scope(stop.get_token(),
+                             {.max_work = 1'000'000'000'000, .max_time = std::chrono::minutes(5)});
+    try {
+      const auto z = marg::uniform_int(0, 4'999'999) + marg::uniform_int(0, 4'999'999);
+      std::printf("%lld values\n",
+                  static_cast<long long>(z.size()));  // not reached: 2.5e13 > max_work
+    } catch (const marg::cancelled& e) {              // stopped, over budget or past the deadline
+      std::puts(e.what());
+    }
+  });
+  stop.request_stop();  // from any thread
+  worker.join();
+  // [end]
+  stopped = stop.stop_requested();
+  expect(stopped, "cancellation");
+}
+
 int main() {
   first_model();
   many_terms();
@@ -283,6 +308,7 @@ int main() {
   evidence_on_device();
   precision();
   log_space();
+  cancellation();
   backends();
   numeric_layer();
   pool();

@@ -1,6 +1,7 @@
 // Managed memory and events for the pool (src/memory/pool.cpp). Every
 // function here is noexcept: CUDA errors come back as nullptr or false and are
 // cleared, so that the pool's hooks and deallocate never throw.
+#include <cstring>
 #include <mutex>
 #include <new>
 #include <vector>
@@ -162,6 +163,12 @@ namespace marg::detail::device {
 void copy_strided(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
                   std::size_t size, std::size_t count) {
   if (count == 0) return;
+  if (!usable()) {  // no GPU: both sides are host memory
+    auto* d = static_cast<char*>(dst);
+    const auto* c = static_cast<const char*>(src);
+    for (std::size_t i = 0; i < count; ++i) std::memcpy(d + i * dst_pitch, c + i * src_pitch, size);
+    return;
+  }
   // cudaMemcpyDefault: unified addressing tells each side's kind (pageable
   // host memory included), so one call serves every pair of memory kinds
   MARG_CUDA_TRY(cudaMemcpy2D(dst, dst_pitch, src, src_pitch, size, count, cudaMemcpyDefault));

@@ -98,7 +98,7 @@ void prefetch(const void* ptr, std::size_t bytes, bool to_device, void* stream);
 /// Copies `count` elements of `size` bytes from `src` (every `src_pitch`
 /// bytes) to `dst` (every `dst_pitch` bytes), each side host, managed or
 /// device memory; synchronous with respect to the host. Without a usable GPU
-/// both sides must be host memory.
+/// both sides must be host memory (a plain copy, no CUDA call).
 /// @param dst first destination element
 /// @param dst_pitch bytes between destination elements
 /// @param src first source element
