@@ -17,6 +17,8 @@
 #   x86-64           "baseline" (x86-64) and "x86_64_v3" (AVX2, FMA, BMI2)
 #   other            "baseline" alone (aarch64: NEON and FMA are baseline)
 
+set(_marg_cpu_check ${CMAKE_CURRENT_LIST_DIR}/marg_cpu_check_localized.cmake)
+
 # the ISA variants of this build: sets MARG_CPU_ISAS (names) and, for each
 # name, MARG_CPU_FLAGS_<name> (compile options)
 function(marg_cpu_isas)
@@ -60,7 +62,9 @@ function(marg_add_cpu_variants target)
       COMMAND ${CMAKE_LINKER} -r $<TARGET_OBJECTS:${lib}> -o ${merged}
       COMMAND ${CMAKE_OBJCOPY} --keep-global-symbol=libmarg_cpu_kernels_${isa}
               --remove-section=.group ${merged} ${out}
-      DEPENDS ${lib} $<TARGET_OBJECTS:${lib}>
+      COMMAND ${CMAKE_COMMAND} -DNM=${CMAKE_NM} -DOBJECT=${out}
+              -DKEEP=libmarg_cpu_kernels_${isa} -P ${_marg_cpu_check}
+      DEPENDS ${lib} $<TARGET_OBJECTS:${lib}> ${_marg_cpu_check}
       COMMAND_EXPAND_LISTS VERBATIM
       COMMENT "Localizing the ${isa} CPU kernels")
     list(APPEND objects ${out})

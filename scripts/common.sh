@@ -17,7 +17,7 @@ MARG_JOBS=${MARG_JOBS:-2}
 # doxygen and graphviz: the API reference, checked by scripts/test; fftw: the
 # accuracy comparison in bench/accuracy; pkg-config: the consumer tests;
 # clang and its runtimes: the libFuzzer targets; clang-format: the format test;
-# g++-aarch64-linux-gnu and qemu-user: the aarch64 suite, scripts/test-aarch64)
+# g++-aarch64-linux-gnu and qemu-user: the CPU suite on other CPUs, scripts/test-cpus)
 MARG_PACKAGES=(cmake make g++ libeigen3-dev dpkg-dev bzip2 xz-utils catch2 libbenchmark-dev
   python3 python3-numpy
   doxygen graphviz libfftw3-dev pkg-config clang libclang-rt-14-dev clang-format

@@ -1,6 +1,6 @@
 # Cross-compiling for 64-bit ARM Linux (e.g. Grace Hopper's Grace CPU) with
 # Debian's g++-aarch64-linux-gnu; tests run under qemu-user with the target's
-# libraries from /usr/aarch64-linux-gnu (scripts/test-aarch64).
+# libraries from /usr/aarch64-linux-gnu (scripts/test-cpus).
 #   cmake -S . -B build/aarch64 -DMARG_CUDA=OFF \
 #         -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/aarch64-linux-gnu.cmake
 set(CMAKE_SYSTEM_NAME Linux)
