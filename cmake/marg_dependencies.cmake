@@ -66,8 +66,14 @@ function(marg_make_private_jemalloc)
   set(options --with-jemalloc-prefix=marg_je_ --with-private-namespace=marg_je_
               --disable-initial-exec-tls --disable-cxx --disable-doc
               --with-lg-page=${lg_page} --with-lg-hugepage=21)
-  if(CMAKE_CROSSCOMPILING AND CMAKE_C_COMPILER_TARGET)
-    list(APPEND options --host=${CMAKE_C_COMPILER_TARGET})
+  if(CMAKE_CROSSCOMPILING)
+    # configure's --host: the toolchain's triple, else the compiler's own
+    set(host ${CMAKE_C_COMPILER_TARGET})
+    if(NOT host)
+      execute_process(COMMAND ${CMAKE_C_COMPILER} -dumpmachine OUTPUT_VARIABLE host
+                      OUTPUT_STRIP_TRAILING_WHITESPACE)
+    endif()
+    list(APPEND options --host=${host})
   endif()
   set(build ${dir}/build)
   set(archive ${build}/lib/libjemalloc_pic.a)

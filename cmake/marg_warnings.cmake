@@ -8,13 +8,13 @@ function(marg_set_warnings target)
     $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Werror>
     $<$<COMPILE_LANGUAGE:C>:-Wall -Wextra -Werror>
     $<$<COMPILE_LANGUAGE:CUDA>:-Werror=all-warnings -Xcompiler=-Wall,-Wextra,-Werror>)
+  # Host code targets the compiler's baseline (any x86-64, any aarch64); the
+  # CPU kernels are built per instruction set and picked at run time
+  # (marg_cpu_variants.cmake). MARG_NATIVE: everything for this machine's CPU.
   if(MARG_NATIVE)
-    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-march=native>)
-  else()
-    # AVX2 + FMA: runs on this machine kind and on the GPU hosts
     target_compile_options(${target} PRIVATE
-      $<$<COMPILE_LANGUAGE:CXX>:-march=x86-64-v3>
-      $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-march=x86-64-v3>)
+      $<$<COMPILE_LANGUAGE:CXX>:-march=native>
+      $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-march=native>)
   endif()
   # after the warning flags: it may turn off a warning that they turn on
   marg_apply_sanitizers(${target})

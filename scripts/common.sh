@@ -16,10 +16,12 @@ MARG_JOBS=${MARG_JOBS:-2}
 # and python3-numpy: the test that loads libmarg.so with ctypes after numpy;
 # doxygen and graphviz: the API reference, checked by scripts/test; fftw: the
 # accuracy comparison in bench/accuracy; pkg-config: the consumer tests;
-# clang and its runtimes: the libFuzzer targets; clang-format: the format test)
+# clang and its runtimes: the libFuzzer targets; clang-format: the format test;
+# g++-aarch64-linux-gnu and qemu-user: the CPU suite on other CPUs, scripts/test-cpus)
 MARG_PACKAGES=(cmake make g++ libeigen3-dev dpkg-dev bzip2 xz-utils catch2 libbenchmark-dev
   python3 python3-numpy
-  doxygen graphviz libfftw3-dev pkg-config clang libclang-rt-14-dev clang-format libcli11-dev)
+  doxygen graphviz libfftw3-dev pkg-config clang libclang-rt-14-dev clang-format libcli11-dev
+  g++-aarch64-linux-gnu qemu-user)
 
 # APT needs a deb-src entry for `apt-get source jemalloc`; when none is
 # configured, one is added for each Debian `deb` source already there

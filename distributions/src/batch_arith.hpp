@@ -3,10 +3,12 @@
 // device path (cuda/batch_device.cu, compiled with -fmad=false). One source, so
 // both round the same operations in the same order: the device rows are the
 // host rows bit for bit. The host compiler contracts a*b + c into an FMA by
-// default (g++ -ffp-contract=fast, also under -std=c++20, with x86-64-v3's
-// FMA); of the expressions here only the log scale's last two terms give it
-// that chance (a log scale is compared with a tolerance: the device's lgamma
-// differs anyway); the recurrences never feed a product only to additions.
+// default where the target has one (g++ -ffp-contract=fast, also under
+// -std=c++20: aarch64, or x86-64 with MARG_NATIVE; the default x86-64 build
+// targets the baseline, without FMA); of the expressions here only the log
+// scale's last two terms give it that chance (a log scale is compared with a
+// tolerance: the device's lgamma differs anyway); the recurrences never feed
+// a product only to additions.
 // Not installed.
 #pragma once
 

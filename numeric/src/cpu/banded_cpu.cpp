@@ -1,7 +1,8 @@
 // CPU backend: maps each banded product onto a correlation (problem_shape);
 // sums problems of few taps and outputs on the stack straight from their
 // operands (run_tiny), gathers the others' strided operands into contiguous
-// scratch for correlate; spreads batches over host threads.
+// scratch for correlate; spreads batches over host threads. Compiled once per
+// instruction set (cmake/marg_cpu_variants.cmake); isa.cpp picks one.
 #include <marg/numeric/backend.hpp>
 
 #include <algorithm>
@@ -10,9 +11,10 @@
 
 #include "../detail/banded.hpp"
 #include "correlate.hpp"
+#include "isa.hpp"
 #include "parallel.hpp"
 
-namespace marg::detail::cpu {
+namespace marg::detail::cpu::MARG_CPU_ISA_NS {
 namespace {
 
 // per-thread scratch, grown on demand and reused across calls
@@ -128,7 +130,7 @@ void tiny_blocks(const problem_operands<T>& o, const problem_shape& s, std::int6
       for (std::int64_t k = k0; k < k1; ++k) {
         const double tk = ts[k];
         const T* const w = xs + j0 + k;
-        for (int r = 0; r < B; ++r) acc[r] = std::fma(tk, static_cast<double>(w[r]), acc[r]);
+        for (int r = 0; r < B; ++r) acc[r] = mul_add(tk, static_cast<double>(w[r]), acc[r]);
       }
       const std::int64_t n = std::min<std::int64_t>(B, lout - j0);
       for (std::int64_t r = 0; r < n; ++r) out[(j0 + r) * o.inc_out] = static_cast<T>(acc[r]);
@@ -159,7 +161,7 @@ void tiny_axpys(const problem_operands<T>& o, const problem_shape& s, std::int64
       const std::int64_t j1 = std::min<std::int64_t>(lout, lead - k + lx);
       const T* xk = xp + (j0 + k - lead);
       for (std::int64_t j = j0; j < j1; ++j)
-        sums[j] = std::fma(ak, static_cast<double>(xk[j - j0]), sums[j]);
+        sums[j] = mul_add(ak, static_cast<double>(xk[j - j0]), sums[j]);
     }
     T* const out = o.out + i * o.stride_out;
     for (std::int64_t j = 0; j < lout; ++j) out[j * o.inc_out] = static_cast<T>(sums[j]);
@@ -223,7 +225,18 @@ void run(const banded_args<T>& x) {
   }
 }
 
-template void run<float>(const banded_args<float>&);
-template void run<double>(const banded_args<double>&);
+}  // namespace marg::detail::cpu::MARG_CPU_ISA_NS
 
-}  // namespace marg::detail::cpu
+#define MARG_CPU_CAT2(a, b) a##b
+#define MARG_CPU_CAT(a, b) MARG_CPU_CAT2(a, b)
+#define MARG_CPU_STR2(a) #a
+#define MARG_CPU_STR(a) MARG_CPU_STR2(a)
+
+// the variant's one global symbol (the others are localized after a partial
+// link): a C name, outside the marg_* names that libmarg.so exports
+extern "C" const marg::detail::cpu::kernel_table MARG_CPU_CAT(libmarg_cpu_kernels_,
+                                                              MARG_CPU_ISA_NS);
+extern "C" const marg::detail::cpu::kernel_table MARG_CPU_CAT(libmarg_cpu_kernels_,
+                                                              MARG_CPU_ISA_NS) = {
+    MARG_CPU_STR(MARG_CPU_ISA_NS), &marg::detail::cpu::MARG_CPU_ISA_NS::run<float>,
+    &marg::detail::cpu::MARG_CPU_ISA_NS::run<double>};

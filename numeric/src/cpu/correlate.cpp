@@ -13,7 +13,7 @@
 
 #include "parallel.hpp"
 
-namespace marg::detail::cpu {
+namespace marg::detail::cpu::MARG_CPU_ISA_NS {
 
 template <class T>
 void correlate_direct(const correlation<T>& c) {
@@ -61,7 +61,7 @@ MARG_RELOAD_WINDOWS void simd_taps(const T* a, const T* xs, std::int64_t k0, std
   T p[B] = {};
   for (std::int64_t k = k0; k < k1; ++k) {
     const T ak = a[k];
-    for (int r = 0; r < B; ++r) p[r] = std::fma(ak, xs[k + r], p[r]);
+    for (int r = 0; r < B; ++r) p[r] = mul_add(ak, xs[k + r], p[r]);
   }
   for (int r = 0; r < B; ++r) part[r] = p[r];
 }
@@ -211,4 +211,4 @@ template void correlate_blocked<double>(const correlation<double>&, std::int64_t
 template void correlate<float>(const correlation<float>&, int);
 template void correlate<double>(const correlation<double>&, int);
 
-}  // namespace marg::detail::cpu
+}  // namespace marg::detail::cpu::MARG_CPU_ISA_NS

@@ -3,12 +3,30 @@
 // where X is x placed at offset `lead` in an infinite run of zeros.
 //   convolve: a = reversed shorter operand, x = the other, lead = la - 1
 //   grad_p:   a = q, x = g, lead = 0;   grad_q: a = p, x = g, lead = 0
-// Not installed.
+// Compiled once per instruction set, in namespace marg::detail::cpu::<isa>
+// (MARG_CPU_ISA_NS, cmake/marg_cpu_variants.cmake). Not installed.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
-namespace marg::detail::cpu {
+#ifndef MARG_CPU_ISA_NS
+#error "the CPU kernels are compiled per ISA variant (cmake/marg_cpu_variants.cmake)"
+#endif
+
+namespace marg::detail::cpu::MARG_CPU_ISA_NS {
+
+/// a * b + c, rounded once where the target has a fused multiply-add
+/// instruction (x86-64-v3, aarch64); elsewhere rounded twice, as std::fma
+/// there is libm's software emulation, many times slower than the kernel
+template <class T>
+inline T mul_add(T a, T b, T c) {
+#if defined(__FP_FAST_FMA) || defined(__aarch64__)
+  return std::fma(a, b, c);
+#else
+  return a * b + c;
+#endif
+}
 
 /// Tile sizes and thresholds of the CPU backend, in one place. Paths by
 /// measurement (one thread, AMD EPYC with AVX2): fewer
@@ -99,4 +117,4 @@ void correlate_blocked(const correlation<T>& c, std::int64_t block, int threads)
 template <class T>
 void correlate(const correlation<T>& c, int threads);
 
-}  // namespace marg::detail::cpu
+}  // namespace marg::detail::cpu::MARG_CPU_ISA_NS
