@@ -79,7 +79,8 @@ operand describe(const char* function, const char* name, const nb::ndarray<nb::r
     o.stride[i] = a.shape(i) == 1 ? 0 : a.stride(i);
   }
   o.length = static_cast<std::int64_t>(a.shape(a.ndim() - 1));
-  o.inc = o.length == 1 ? 1 : a.stride(a.ndim() - 1);
+  // an empty array's strides may be anything
+  o.inc = o.length == 1 || a.size() == 0 ? 1 : a.stride(a.ndim() - 1);
   if (o.inc < 1)
     throw nb::value_error(
         (where + ": the last axis needs a positive stride (make the array contiguous)").c_str());
