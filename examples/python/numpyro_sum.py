@@ -7,8 +7,8 @@ Beta(2, 2) priors and are inferred with NUTS.
 
 - ``model_enumerated``: the latents are discrete sample sites that NumPyro
   enumerates (``infer={"enumerate": "parallel"}``, funsor-based); the
-  observation is a Delta on the sum, so enumeration builds the joint table of
-  (a, b, c) per day and sums it.
+  observation is a factor that is 0 where a + b + c = y_t, so enumeration
+  builds the joint table of (a, b, c) per day and sums it.
 - ``model_marg``: libmarg marginalizes the sum: the PMF of a + b + c is two
   calls of ``marg.jax.convolve`` (an XLA FFI call with a custom VJP, so NUTS
   differentiates through it), and the likelihood of y_t is read from it.
@@ -51,7 +51,10 @@ def model_enumerated(y, sizes):
             for i, (n, th) in enumerate(zip(sizes, thetas))
         ]
         total = sum(parts)
-        numpyro.sample("y", dist.Delta(total), obs=y)
+        # the observation y = total as a factor: 0 where it holds, and -1e30
+        # (not -inf) elsewhere, whose exp is exactly 0 as well; with -inf the
+        # gradient of a logsumexp over an all-impossible slice is NaN
+        numpyro.factor("y", jnp.where(total == y, 0.0, -1e30))
 
 
 def model_marg(y, sizes):
@@ -64,10 +67,11 @@ def model_marg(y, sizes):
 
 def log_likelihood_enumerated(y, sizes, thetas):
     """log p(y | thetas) as NumPyro's enumeration computes it (funsor)."""
-    from numpyro.contrib.funsor import log_density
+    from numpyro.contrib.funsor import enum, log_density
 
     params = {f"theta_{i}": jnp.asarray(t) for i, t in enumerate(thetas)}
-    lp, _ = log_density(model_enumerated, (y, sizes), {}, params)
+    # one plate: enumerated dimensions start left of it, as NUTS sets them up
+    lp, _ = log_density(enum(model_enumerated, first_available_dim=-2), (y, sizes), {}, params)
     prior = sum(dist.Beta(2.0, 2.0).log_prob(t) for t in params.values())
     return lp - prior
 
