@@ -11,14 +11,15 @@ m x n x T table, ends only that point). Prints a markdown table, writes it to
         --out build/numpyro_sum
 
 Memory: on a GPU, the device's peak_bytes_in_use after the run (jax
-memory_stats); on the CPU, the process's peak resident set minus that of the
-same process before the first call. libmarg's own pool is included in both.
+memory_stats, which includes what libmarg's pool holds there only when it is
+XLA's; libmarg's managed pool is not counted); on the CPU, XLA's memory
+analysis of the compiled program (temporaries + arguments + outputs), which
+does not count the few result-sized buffers libmarg allocates itself.
 """
 
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
@@ -40,7 +41,6 @@ def one_point(route, size, days, repeats):
     ll = ex.log_likelihood_enumerated if route == "enumeration" else ex.log_likelihood_marg
     f = jax.jit(jax.value_and_grad(lambda th: ll(y, sizes, [th[0], th[1]])))
     th = jnp.array([0.35, 0.55])
-    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     t0 = time.perf_counter()
     value, grad = f(th)
     jax.block_until_ready(grad)
@@ -55,7 +55,9 @@ def one_point(route, size, days, repeats):
     if stats:
         peak = stats.get("peak_bytes_in_use", 0)
     else:
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - rss0
+        # XLA's own account of the compiled program: temporaries, arguments, outputs
+        ma = f.lower(th).compile().memory_analysis()
+        peak = ma.temp_size_in_bytes + ma.argument_size_in_bytes + ma.output_size_in_bytes
     return {"route": route, "size": size, "days": days, "seconds": best,
             "first_call_seconds": compile_s, "peak_bytes": int(peak),
             "log_likelihood": float(value), "device": f"{dev.platform} {dev.device_kind}"}

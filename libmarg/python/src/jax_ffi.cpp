@@ -53,12 +53,12 @@ void run(op kind, const ffi::AnyBuffer& a, const ffi::AnyBuffer& b, ffi::Result<
                                 pr, 1, lr, ib, stream);
       break;
     case op::grad_p:  // a = g, b = q, r = gp
-      marg::convolve_grad_p_batched<T>(static_cast<int>(lr), static_cast<int>(lb), pa, 1, la, pb,
-                                       1, lb, pr, 1, lr, ib, stream);
+      marg::convolve_grad_p_batched<T>(static_cast<int>(lr), static_cast<int>(lb), pa, 1, la, pb, 1,
+                                       lb, pr, 1, lr, ib, stream);
       break;
     case op::grad_q:  // a = g, b = p, r = gq
-      marg::convolve_grad_q_batched<T>(static_cast<int>(lb), static_cast<int>(lr), pa, 1, la, pb,
-                                       1, lb, pr, 1, lr, ib, stream);
+      marg::convolve_grad_q_batched<T>(static_cast<int>(lb), static_cast<int>(lr), pa, 1, la, pb, 1,
+                                       lb, pr, 1, lr, ib, stream);
       break;
   }
 }
@@ -68,9 +68,12 @@ ffi::Error dispatch(op kind, ffi::AnyBuffer a, ffi::AnyBuffer b, ffi::Result<ffi
   try {
     if (a.element_type() != b.element_type() || a.element_type() != r->element_type())
       return ffi::Error::InvalidArgument("marg.jax: operands must have one dtype");
-    if (a.element_type() == ffi::DataType::F64) run<double>(kind, a, b, r, stream);
-    else if (a.element_type() == ffi::DataType::F32) run<float>(kind, a, b, r, stream);
-    else return ffi::Error::InvalidArgument("marg.jax: dtype must be float32 or float64");
+    if (a.element_type() == ffi::DataType::F64)
+      run<double>(kind, a, b, r, stream);
+    else if (a.element_type() == ffi::DataType::F32)
+      run<float>(kind, a, b, r, stream);
+    else
+      return ffi::Error::InvalidArgument("marg.jax: dtype must be float32 or float64");
   } catch (const std::invalid_argument& e) {
     return ffi::Error::InvalidArgument(e.what());
   } catch (const std::exception& e) {
@@ -90,21 +93,15 @@ ffi::Error grad_q_host(ffi::AnyBuffer a, ffi::AnyBuffer b, ffi::Result<ffi::AnyB
   return dispatch(op::grad_q, a, b, r, {});
 }
 
-XLA_FFI_DEFINE_HANDLER_SYMBOL(marg_convolve_cpu, convolve_host,
-                              ffi::Ffi::Bind()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Ret<ffi::AnyBuffer>());
-XLA_FFI_DEFINE_HANDLER_SYMBOL(marg_convolve_grad_p_cpu, grad_p_host,
-                              ffi::Ffi::Bind()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Ret<ffi::AnyBuffer>());
-XLA_FFI_DEFINE_HANDLER_SYMBOL(marg_convolve_grad_q_cpu, grad_q_host,
-                              ffi::Ffi::Bind()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Arg<ffi::AnyBuffer>()
-                                  .Ret<ffi::AnyBuffer>());
+XLA_FFI_DEFINE_HANDLER_SYMBOL(
+    marg_convolve_cpu, convolve_host,
+    ffi::Ffi::Bind().Arg<ffi::AnyBuffer>().Arg<ffi::AnyBuffer>().Ret<ffi::AnyBuffer>());
+XLA_FFI_DEFINE_HANDLER_SYMBOL(
+    marg_convolve_grad_p_cpu, grad_p_host,
+    ffi::Ffi::Bind().Arg<ffi::AnyBuffer>().Arg<ffi::AnyBuffer>().Ret<ffi::AnyBuffer>());
+XLA_FFI_DEFINE_HANDLER_SYMBOL(
+    marg_convolve_grad_q_cpu, grad_q_host,
+    ffi::Ffi::Bind().Arg<ffi::AnyBuffer>().Arg<ffi::AnyBuffer>().Ret<ffi::AnyBuffer>());
 
 #ifdef MARG_PY_CUDA
 ffi::Error convolve_cuda(void* stream, ffi::AnyBuffer a, ffi::AnyBuffer b,

@@ -41,9 +41,12 @@ framework framework_of(nb::handle o) {
   nb::object mod = nb::handle(reinterpret_cast<PyObject*>(t)).attr("__module__");
   std::string name = nb::isinstance<nb::str>(mod) ? nb::cast<std::string>(mod) : "";
   framework f = framework::numpy;  // numpy and other buffer-protocol objects
-  if (name.rfind("torch", 0) == 0) f = framework::torch;
-  else if (name.rfind("jax", 0) == 0) f = framework::jax;
-  else if (name.rfind("cupy", 0) == 0) f = framework::cupy;
+  if (name.rfind("torch", 0) == 0)
+    f = framework::torch;
+  else if (name.rfind("jax", 0) == 0)
+    f = framework::jax;
+  else if (name.rfind("cupy", 0) == 0)
+    f = framework::cupy;
   cache.emplace(t, f);
   return f;
 }
@@ -69,9 +72,12 @@ operand describe(const char* function, const char* name, const nb::ndarray<nb::r
   const std::string where = std::string(function) + ": " + name;
   if (a.ndim() < 1 || a.ndim() > max_dims)
     throw nb::value_error((where + " must have 1 to 32 axes").c_str());
-  if (a.dtype() == nb::dtype<double>()) o.f32 = false;
-  else if (a.dtype() == nb::dtype<float>()) o.f32 = true;
-  else throw nb::value_error((where + " must be float32 or float64").c_str());
+  if (a.dtype() == nb::dtype<double>())
+    o.f32 = false;
+  else if (a.dtype() == nb::dtype<float>())
+    o.f32 = true;
+  else
+    throw nb::value_error((where + " must be float32 or float64").c_str());
   o.data = a.data();
   o.ndim = static_cast<int>(a.ndim()) - 1;
   for (int i = 0; i < o.ndim; ++i) {
@@ -132,8 +138,10 @@ struct block {
 nb::capsule own(block* blk) {
   return nb::capsule(blk, [](void* p) noexcept {
     auto* b = static_cast<block*>(p);
-    if (b->pool) marg::deallocate(b->ptr, b->bytes);
-    else std::free(b->ptr);
+    if (b->pool)
+      marg::deallocate(b->ptr, b->bytes);
+    else
+      std::free(b->ptr);
     delete b;
   });
 }
@@ -154,10 +162,10 @@ nb::object wrap(framework f, T* data, int ndim, const std::size_t* shape, nb::ha
           nb::ndarray<nb::cupy, T>(data, ndim, shape, owner, nullptr, dt, device_type, device_id));
     case framework::numpy:
       if (is_cuda(device_type))  // CUDA memory through the buffer protocol cannot be numpy
-        return nb::cast(nb::ndarray<nb::cupy, T>(data, ndim, shape, owner, nullptr, dt,
-                                                 device_type, device_id));
-      return nb::cast(nb::ndarray<nb::numpy, T>(data, ndim, shape, owner, nullptr, dt,
-                                                device_type, device_id));
+        return nb::cast(nb::ndarray<nb::cupy, T>(data, ndim, shape, owner, nullptr, dt, device_type,
+                                                 device_id));
+      return nb::cast(
+          nb::ndarray<nb::numpy, T>(data, ndim, shape, owner, nullptr, dt, device_type, device_id));
   }
   return nb::none();
 }
@@ -166,8 +174,8 @@ nb::object wrap(framework f, T* data, int ndim, const std::size_t* shape, nb::ha
 enum class op { convolve, grad_p, grad_q, log_convolve };
 
 template <class T>
-void run_batched(op kind, int m, int n, const T* a, int inca, std::int64_t sa, const T* b,
-                 int incb, std::int64_t sb, T* r, int incr, std::int64_t sr, int batch) {
+void run_batched(op kind, int m, int n, const T* a, int inca, std::int64_t sa, const T* b, int incb,
+                 std::int64_t sb, T* r, int incr, std::int64_t sr, int batch) {
   switch (kind) {
     case op::convolve:
       if (batch == 1) return marg::convolve<T>(m, n, a, inca, b, incb, r, incr);
@@ -242,10 +250,14 @@ void run_all(op kind, int m, int n, const operand& a, const operand& b, batch_la
 
 const char* name_of(op kind) {
   switch (kind) {
-    case op::convolve: return "marg.convolve";
-    case op::grad_p: return "marg.convolve_grad_p";
-    case op::grad_q: return "marg.convolve_grad_q";
-    case op::log_convolve: return "marg.log_convolve";
+    case op::convolve:
+      return "marg.convolve";
+    case op::grad_p:
+      return "marg.convolve_grad_p";
+    case op::grad_q:
+      return "marg.convolve_grad_q";
+    case op::log_convolve:
+      return "marg.log_convolve";
   }
   return "marg";
 }
@@ -257,14 +269,16 @@ nb::object call(op kind, nb::handle a_obj, nb::handle b_obj, std::int64_t size,
   const char* fn = name_of(kind);
   const bool grad = kind == op::grad_p || kind == op::grad_q;
   const char* na = grad ? "g" : (kind == op::log_convolve ? "a" : "p");
-  const char* nbn = kind == op::grad_p ? "q" : (kind == op::grad_q ? "p" : (kind == op::log_convolve ? "b" : "q"));
+  const char* nbn = kind == op::grad_p
+                        ? "q"
+                        : (kind == op::grad_q ? "p" : (kind == op::log_convolve ? "b" : "q"));
   any_array a_arr, b_arr;
   if (!nb::try_cast(a_obj, a_arr, false))
-    throw nb::type_error((std::string(fn) + ": " + na +
-                          " is not an array (DLPack or buffer protocol)").c_str());
+    throw nb::type_error(
+        (std::string(fn) + ": " + na + " is not an array (DLPack or buffer protocol)").c_str());
   if (!nb::try_cast(b_obj, b_arr, false))
-    throw nb::type_error((std::string(fn) + ": " + nbn +
-                          " is not an array (DLPack or buffer protocol)").c_str());
+    throw nb::type_error(
+        (std::string(fn) + ": " + nbn + " is not an array (DLPack or buffer protocol)").c_str());
   const operand a = describe(fn, na, a_arr), b = describe(fn, nbn, b_arr);
   if (a.f32 != b.f32) throw nb::value_error((std::string(fn) + ": dtypes differ").c_str());
   if (a.device_type != b.device_type || a.device_id != b.device_id)
@@ -278,7 +292,8 @@ nb::object call(op kind, nb::handle a_obj, nb::handle b_obj, std::int64_t size,
   } else {
     if (size < 1 || size > INT_MAX)
       throw nb::value_error((std::string(fn) + ": " + (kind == op::grad_p ? "m" : "n") + " = " +
-                             std::to_string(size) + " (must be in 1..2^31-1)").c_str());
+                             std::to_string(size) + " (must be in 1..2^31-1)")
+                                .c_str());
     if (kind == op::grad_p) {
       m = size;
       n = b.length;
@@ -289,9 +304,10 @@ nb::object call(op kind, nb::handle a_obj, nb::handle b_obj, std::int64_t size,
       len = n;
     }
     if (a.length != m + n - 1)
-      throw nb::value_error((std::string(fn) + ": g has " + std::to_string(a.length) +
-                             " values on its last axis (must be m + n - 1 = " +
-                             std::to_string(m + n - 1) + ")").c_str());
+      throw nb::value_error(
+          (std::string(fn) + ": g has " + std::to_string(a.length) +
+           " values on its last axis (must be m + n - 1 = " + std::to_string(m + n - 1) + ")")
+              .c_str());
   }
   if (m > INT_MAX || n > INT_MAX || len > INT_MAX)
     throw nb::value_error((std::string(fn) + ": the result is longer than 2^31 - 1").c_str());
@@ -312,11 +328,12 @@ nb::object call(op kind, nb::handle a_obj, nb::handle b_obj, std::int64_t size,
               o.device_type() == a.device_type && o.device_id() == a.device_id;
     for (int i = 0; ok && i < l.ndim; ++i) ok = static_cast<std::int64_t>(o.shape(i)) == l.shape[i];
     if (!ok)
-      throw nb::value_error((std::string(fn) +
-                             ": out must have the result's shape, dtype and device").c_str());
+      throw nb::value_error(
+          (std::string(fn) + ": out must have the result's shape, dtype and device").c_str());
     incr = len == 1 ? 1 : o.stride(o.ndim() - 1);
     if (incr < 1 || incr > INT_MAX)
-      throw nb::value_error((std::string(fn) + ": out's last axis needs a positive stride").c_str());
+      throw nb::value_error(
+          (std::string(fn) + ": out's last axis needs a positive stride").c_str());
     for (int i = 0; i < l.ndim; ++i) l.sr[i] = l.shape[i] == 1 ? 0 : o.stride(i);
     r = o.data();
     result = nb::borrow(out_obj);
@@ -344,18 +361,20 @@ nb::object call(op kind, nb::handle a_obj, nb::handle b_obj, std::int64_t size,
     r = blk->ptr;
     nb::capsule owner = own(blk);
     const framework f = framework_of(a_obj);
-    result = a.f32 ? wrap<float>(f, static_cast<float*>(r), l.ndim + 1, shape, owner,
-                                 a.device_type, a.device_id)
+    result = a.f32 ? wrap<float>(f, static_cast<float*>(r), l.ndim + 1, shape, owner, a.device_type,
+                                 a.device_id)
                    : wrap<double>(f, static_cast<double*>(r), l.ndim + 1, shape, owner,
                                   a.device_type, a.device_id);
   }
   if (l.count == 0) return result;
   {
     nb::gil_scoped_release release;
-    if (a.f32) run_all<float>(kind, static_cast<int>(m), static_cast<int>(n), a, b, l,
-                              static_cast<float*>(r), incr);
-    else run_all<double>(kind, static_cast<int>(m), static_cast<int>(n), a, b, l,
-                         static_cast<double*>(r), incr);
+    if (a.f32)
+      run_all<float>(kind, static_cast<int>(m), static_cast<int>(n), a, b, l,
+                     static_cast<float*>(r), incr);
+    else
+      run_all<double>(kind, static_cast<int>(m), static_cast<int>(n), a, b, l,
+                      static_cast<double*>(r), incr);
     // the result is complete when it is handed back, for a consumer on any stream
     if (cuda) marg::synchronize();
   }
@@ -366,15 +385,19 @@ marg::backend parse_backend(const std::string& name) {
   if (name == "automatic") return marg::backend::automatic;
   if (name == "cpu") return marg::backend::cpu;
   if (name == "cuda") return marg::backend::cuda;
-  throw nb::value_error(("marg.set_backend: backend = '" + name +
-                         "' (must be 'automatic', 'cpu' or 'cuda')").c_str());
+  throw nb::value_error(
+      ("marg.set_backend: backend = '" + name + "' (must be 'automatic', 'cpu' or 'cuda')")
+          .c_str());
 }
 
 const char* backend_name(marg::backend b) {
   switch (b) {
-    case marg::backend::automatic: return "automatic";
-    case marg::backend::cpu: return "cpu";
-    case marg::backend::cuda: return "cuda";
+    case marg::backend::automatic:
+      return "automatic";
+    case marg::backend::cpu:
+      return "cpu";
+    case marg::backend::cuda:
+      return "cuda";
   }
   return "automatic";
 }
@@ -382,52 +405,58 @@ const char* backend_name(marg::backend b) {
 }  // namespace
 
 void bind_numeric(nb::module_& m) {
-  m.def("convolve",
-        [](nb::handle p, nb::handle q, nb::handle out) {
-          return call(op::convolve, p, q, 0, out);
-        },
-        "p"_a, "q"_a, "out"_a = nb::none());
-  m.def("convolve_grad_p",
-        [](nb::handle g, nb::handle q, std::int64_t m_, nb::handle out) {
-          return call(op::grad_p, g, q, m_, out);
-        },
-        "g"_a, "q"_a, "m"_a, "out"_a = nb::none());
-  m.def("convolve_grad_q",
-        [](nb::handle g, nb::handle p, std::int64_t n_, nb::handle out) {
-          return call(op::grad_q, g, p, n_, out);
-        },
-        "g"_a, "p"_a, "n"_a, "out"_a = nb::none());
-  m.def("log_convolve",
-        [](nb::handle a, nb::handle b, nb::handle out) {
-          return call(op::log_convolve, a, b, 0, out);
-        },
-        "a"_a, "b"_a, "out"_a = nb::none());
-  m.def("set_backend", [](const std::string& b) { marg::set_backend(parse_backend(b)); }, "backend"_a);
+  m.def(
+      "convolve",
+      [](nb::handle p, nb::handle q, nb::handle out) { return call(op::convolve, p, q, 0, out); },
+      "p"_a, "q"_a, "out"_a = nb::none());
+  m.def(
+      "convolve_grad_p",
+      [](nb::handle g, nb::handle q, std::int64_t m_, nb::handle out) {
+        return call(op::grad_p, g, q, m_, out);
+      },
+      "g"_a, "q"_a, "m"_a, "out"_a = nb::none());
+  m.def(
+      "convolve_grad_q",
+      [](nb::handle g, nb::handle p, std::int64_t n_, nb::handle out) {
+        return call(op::grad_q, g, p, n_, out);
+      },
+      "g"_a, "p"_a, "n"_a, "out"_a = nb::none());
+  m.def(
+      "log_convolve",
+      [](nb::handle a, nb::handle b, nb::handle out) {
+        return call(op::log_convolve, a, b, 0, out);
+      },
+      "a"_a, "b"_a, "out"_a = nb::none());
+  m.def(
+      "set_backend", [](const std::string& b) { marg::set_backend(parse_backend(b)); },
+      "backend"_a);
   m.def("current_backend", [] { return std::string(backend_name(marg::current_backend())); });
   m.def("cuda_available", [] { return marg::device_count() > 0; });
   m.def("cuda_compiled", [] { return marg::cuda_compiled(); });
-  m.def("_time_cpp_convolve",
-        [](int m_, int n_, int calls) {
-          // the C++ side of bench/python/overhead.py: the same call with no Python around it
-          std::vector<double> p(static_cast<std::size_t>(m_), 1.0 / m_),
-              q(static_cast<std::size_t>(n_), 1.0 / n_), r(static_cast<std::size_t>(m_ + n_ - 1));
-          nb::gil_scoped_release release;
+  m.def(
+      "_time_cpp_convolve",
+      [](int m_, int n_, int calls) {
+        // the C++ side of bench/python/overhead.py: the same call with no Python around it
+        std::vector<double> p(static_cast<std::size_t>(m_), 1.0 / m_),
+            q(static_cast<std::size_t>(n_), 1.0 / n_), r(static_cast<std::size_t>(m_ + n_ - 1));
+        nb::gil_scoped_release release;
+        marg::convolve<double>(m_, n_, p.data(), 1, q.data(), 1, r.data(), 1);
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < calls; ++i)
           marg::convolve<double>(m_, n_, p.data(), 1, q.data(), 1, r.data(), 1);
-          const auto t0 = std::chrono::steady_clock::now();
-          for (int i = 0; i < calls; ++i)
-            marg::convolve<double>(m_, n_, p.data(), 1, q.data(), 1, r.data(), 1);
-          const auto t1 = std::chrono::steady_clock::now();
-          return std::chrono::duration<double>(t1 - t0).count() / calls;
-        },
-        "m"_a, "n"_a, "calls"_a,
-        "Seconds per call of marg::convolve<double> on host vectors, timed in C++.");
-  m.def("_data_ptr",
-        [](nb::handle x) {
-          any_array a;
-          if (!nb::try_cast(x, a, false)) throw nb::type_error("not an array");
-          return reinterpret_cast<std::uintptr_t>(a.data());
-        },
-        "x"_a, "The address nanobind sees for an array (tests check that nothing is copied).");
+        const auto t1 = std::chrono::steady_clock::now();
+        return std::chrono::duration<double>(t1 - t0).count() / calls;
+      },
+      "m"_a, "n"_a, "calls"_a,
+      "Seconds per call of marg::convolve<double> on host vectors, timed in C++.");
+  m.def(
+      "_data_ptr",
+      [](nb::handle x) {
+        any_array a;
+        if (!nb::try_cast(x, a, false)) throw nb::type_error("not an array");
+        return reinterpret_cast<std::uintptr_t>(a.data());
+      },
+      "x"_a, "The address nanobind sees for an array (tests check that nothing is copied).");
 }
 
 }  // namespace marg::python
