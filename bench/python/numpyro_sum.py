@@ -87,6 +87,7 @@ def main():
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--timeout", type=int, default=600)
     ap.add_argument("--out", default="build/numpyro_sum")
+    ap.add_argument("--from-json", help="table and plot from an earlier run's .json, no runs")
     ap.add_argument("--one", nargs=2, metavar=("ROUTE", "SIZE"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
@@ -95,6 +96,11 @@ def main():
 
     rows = []
     enum_alive = True
+    if args.from_json:
+        with open(args.from_json) as fh:
+            rows = [(r["size"], r["enumeration"], r["libmarg"]) for r in json.load(fh)]
+        args.sizes = []
+        args.days = rows[0][2].get("days", args.days)
     for size in args.sizes:
         e = run_point("enumeration", size, args.days, args.repeats, args.timeout) \
             if enum_alive else {"route": "enumeration", "size": size, "error": "skipped (OOM below)"}
@@ -122,8 +128,8 @@ def main():
             assert abs(e["log_likelihood"] - m["log_likelihood"]) <= \
                 1e-10 * max(1.0, abs(e["log_likelihood"])), (size, e, m)
         lines.append(f"| {size} | {cell(e, 'seconds', 1e3, '.3f')} | "
-                     f"{cell(e, 'peak_bytes', 2**-20, '.1f')} | {cell(m, 'seconds', 1e3, '.3f')} | "
-                     f"{cell(m, 'peak_bytes', 2**-20, '.1f')} | {speed} | {diff} |")
+                     f"{cell(e, 'peak_bytes', 2**-20, '.3f')} | {cell(m, 'seconds', 1e3, '.3f')} | "
+                     f"{cell(m, 'peak_bytes', 2**-20, '.3f')} | {speed} | {diff} |")
     text = "\n".join(lines)
     print(text)
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
@@ -136,6 +142,7 @@ def main():
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        import matplotlib.ticker
     except ImportError:
         print("matplotlib not installed: no plot", file=sys.stderr)
         return
@@ -153,6 +160,8 @@ def main():
     ax2.set_xlabel("m = n")
     ax2.set_ylabel("peak memory (MiB)")
     for ax in (ax1, ax2):
+        ax.set_xscale("log", base=2)
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.grid(True, which="both", alpha=0.3)
         ax.legend()
     fig.suptitle(f"NumPyro: enumeration vs libmarg, T = {args.days} ({device})")
