@@ -20,7 +20,7 @@ MARG_JOBS=${MARG_JOBS:-2}
 # clang and its runtimes: the libFuzzer targets; clang-format: the format test)
 MARG_PACKAGES=(cmake make g++ libeigen3-dev dpkg-dev bzip2 xz-utils catch2 libbenchmark-dev
   python3 python3-numpy python3-venv python3-dev
-  doxygen graphviz libfftw3-dev pkg-config clang libclang-rt-14-dev clang-format)
+  doxygen graphviz libfftw3-dev pkg-config clang libclang-rt-14-dev clang-format libcli11-dev)
 
 # APT needs a deb-src entry for `apt-get source jemalloc`; when none is
 # configured, one is added for each Debian `deb` source already there

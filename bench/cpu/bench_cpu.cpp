@@ -2,7 +2,7 @@
 // and 65536, float and double, one thread and all cores, plus batches of
 // convolutions and gradients against the plain loop over the batch.
 // The FLOP/s counter counts 2 m n operations per product (one multiply-add
-// per non-zero band entry), the convention of ARCHITECTURE.md §5. The BM_log
+// per non-zero band entry), the convention of docs/benchmarks.md. The BM_log
 // rows run log_convolve on log-probabilities beside the linear rows.
 #include <marg/marg.hpp>
 

@@ -1,6 +1,6 @@
 // Published baselines, re-implemented for the benchmark only (not in the
 // library): the kernel progression of the post "Sums of Discrete Random
-// Variables as Banded Matrix Products" (indii.org) as ARCHITECTURE.md §5
+// Variables as Banded Matrix Products" (indii.org) as docs/benchmarks.md
 // describes it, and a cuFFT convolution.
 #pragma once
 

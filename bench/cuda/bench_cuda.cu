@@ -544,7 +544,7 @@ int main(int argc, char** argv) {
     // double 65536: register-block and occupancy alternatives to the large tile
     register_tuning<double, tiled_tuning<double, 8, 4, 4, 2, 256, 2>>("R8K4WJ4WK2", conv, 65536,
                                                                       65536, 1, "65536");
-    // (the library's large double tile is R8 K8 WJ2 x WK4, 3 blocks/SM; round 3's below)
+    // (the library's large double tile is R8 K8 WJ2 x WK4, 3 blocks/SM; a 2-block shape below)
     register_tuning<double, tiled_tuning<double, 16, 4, 2, 4, 256, 2>>("R16K4WJ2WK4", conv, 65536,
                                                                        65536, 1, "65536");
     register_tuning<double, tiled_tuning<double, 16, 4, 2, 2, 256, 3>>("R16K4WJ2WK2x3", conv, 65536,

@@ -177,7 +177,7 @@ void sweep(bool quick) {
     one<T>(op, 100, 40, 1, 1, 1, quick ? 45 : 1001, false, true, rng(), 1);
     one<T>(op, 64, 12, 1, 1, 1, quick ? 33 : 999, false, true, rng(), 1);
     // batches of 512-size problems (the pairs kernel's shapes; kept from the
-    // batched-wgmma trial, bench/notes/wgmma_batch.md): 1024 outputs, 1000
+    // batched-wgmma trial, docs/kernel-notes.md): 1024 outputs, 1000
     // taps, strides and a broadcast operand
     one<T>(op, 512, 512, 1, 1, 1, quick ? 9 : 300, false, true, rng());
     one<T>(op, 512, 513, 2, 3, 2, quick ? 5 : 40, true, true, rng());
@@ -187,29 +187,29 @@ void sweep(bool quick) {
     // strides and a broadcast operand
     one<T>(op, 257, 257, 1, 1, 1, quick ? 7 : 200, false, true, rng());
     one<T>(op, 450, 300, 3, 1, 2, quick ? 5 : 60, true, true, rng());
-    // inside round 28's model of float convolutions (launch_banded.cu,
+    // inside the fitted model of float convolutions (launch_banded.cu,
     // conv_model): 3000 problems of 40 taps x 600 outputs go to warp, of 96
     // x 600 to lane, of 100 x 500 to pairs
     one<T>(op, 561, 40, 1, 1, 1, quick ? 30 : 3000, false, true, rng());
     one<T>(op, 505, 96, 1, 1, 1, quick ? 30 : 3000, false, true, rng());
     one<T>(op, 401, 100, 1, 1, 1, quick ? 30 : 3000, false, true, rng());
-    // round 30: 1024 float convolutions of 264 taps x 1010 outputs (pairs does
+    // 1024 float convolutions of 264 taps x 1010 outputs (pairs does
     // not fit) go to mma at tap split 1
     one<T>(op, 747, 264, 1, 1, 1, quick ? 30 : 1024, false, true, rng());
-    // round 32's audited batches (launch_banded.cu, audited_batch): warp for
+    // the audited batches (launch_banded.cu, audited_batch): warp for
     // few taps and long outputs, pairs up to 1023 outputs, mma for long
     // outputs in fewer problems
     one<T>(op, 1998, 3, 1, 1, 1, quick ? 30 : 1000, false, true, rng());
     one<T>(op, 551, 50, 1, 1, 1, quick ? 30 : 500, false, true, rng());
     one<T>(op, 19971, 30, 1, 1, 1, quick ? 3 : 20, false, true, rng());
     one<T>(op, 4701, 300, 1, 1, 1, quick ? 3 : 20, false, true, rng());
-    // round 34: gradients and double batches of few mid tiles and little
+    // gradients and double batches of few mid tiles and little
     // work take the small tile (launch_banded.cu, underfilled)
     one<T>(op, 1500, 100, 2, 1, 3, quick ? 4 : 9, false, true, rng());
-    // round 35: few problems of many taps and outputs below half a wave of
+    // few problems of many taps and outputs below half a wave of
     // large tiles go to mid (launch_banded.cu, large_wave)
     one<T>(op, 12000, 1100, 1, 1, 1, quick ? 2 : 3, false, true, rng());
-    // round 37: the DMMA big tile's modelled split, 3 and 6 (clusters of
+    // the DMMA big tile's modelled split, 3 and 6 (clusters of
     // three and six blocks; kernels/mma_f64.cuh, mma_f64_split)
     one<T>(op, 12000, 1300, 1, 1, 1, quick ? 2 : 3, false, true, rng());
     one<T>(op, 4000, 2800, 1, 1, 1, 1, false, true, rng());

@@ -1,6 +1,7 @@
 // Algebra of independent pmfs on the numeric layer's convolution.
 #include <marg/distributions/algebra.hpp>
 #include <marg/distributions/factories.hpp>
+#include <marg/numeric/cancel.hpp>
 #include <marg/numeric/convolve.hpp>
 #include <marg/numeric/log_convolve.hpp>
 #include <marg/numeric/pool.hpp>
@@ -122,7 +123,11 @@ class sum_tree {
 
   // pairs neighbours until one term is left; returns its probabilities
   const T* reduce() {
-    while (level_.size() > 1 || level_[0].count > 1) next_level();
+    // a cancel_scope stops the tree between levels too
+    while (level_.size() > 1 || level_[0].count > 1) {
+      throw_if_cancelled();
+      next_level();
+    }
     return level_[0].data;
   }
   // the slab holding the result
@@ -358,6 +363,7 @@ pmf<T> operator+(const pmf<T>& x, const pmf<T>& y) {
   const char* f = "marg::operator+";
   detail::check_nonempty(f, "x", x);
   detail::check_nonempty(f, "y", y);
+  const detail::operands_device on(f, "x", x.device(), "y", y.device());
   const auto s = support_of_sum(f, x.lower(), x.size(), y.lower(), y.size());
   // values below T's range: log space; otherwise the linear product
   if (detail::needs_log_space(x, y)) return add_in_log_space(x, y, s);
@@ -390,6 +396,7 @@ template <class T>
 pmf<T> operator-(const pmf<T>& x, const pmf<T>& y) {
   detail::check_nonempty("marg::operator-", "x", x);
   detail::check_nonempty("marg::operator-", "y", y);
+  const detail::operands_device on("marg::operator-", "x", x.device(), "y", y.device());
   return x + (-y);
 }
 
@@ -426,6 +433,10 @@ pmf<T> sum(const std::vector<pmf<T>>& xs) {
   if (xs.empty()) return delta<T>(0);
   for (std::size_t i = 0; i < xs.size(); ++i)
     if (xs[i].empty()) detail::check_nonempty(f, ("xs[" + std::to_string(i) + "]").c_str(), xs[i]);
+  for (std::size_t i = 1; i < xs.size(); ++i)
+    const detail::operands_device check(f, "xs[0]", xs[0].device(),
+                                        ("xs[" + std::to_string(i) + "]").c_str(), xs[i].device());
+  const detail::operands_device on(f, "xs[0]", xs[0].device(), "xs[0]", xs[0].device());
   if (xs.size() == 1) return xs[0];
   // terms that keep log-probabilities: a balanced tree of pairwise sums, each
   // in log space where its values need it
@@ -435,6 +446,7 @@ pmf<T> sum(const std::vector<pmf<T>>& xs) {
     while (level.size() > 1) {
       std::stable_sort(level.begin(), level.end(),
                        [](const pmf<T>& u, const pmf<T>& v) { return u.size() < v.size(); });
+      throw_if_cancelled();
       std::vector<pmf<T>> next;
       for (std::size_t j = 0; j + 1 < level.size(); j += 2) next.push_back(level[j] + level[j + 1]);
       if (level.size() % 2) next.push_back(level.back());

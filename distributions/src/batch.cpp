@@ -232,6 +232,11 @@ const std::vector<double>& pmf_batch<T>::totals() const {
 }
 
 template <class T>
+int pmf_batch<T>::device() const {
+  return storage_ ? storage_->probs.device() : -1;
+}
+
+template <class T>
 std::int64_t pmf_batch<T>::sample_index(int b, double u) const {
   const char* f = "marg::pmf_batch::sample";
   MARG_EXPECTS(b >= 0 && b < batch_, detail::bad_argument(f, "b", b, "in 0..batch()-1"));
@@ -299,6 +304,8 @@ std::int64_t stride_of_second(const char* f, const pmf_batch<T>& x, const pmf_ba
       y.batch() == x.batch() || y.batch() == 1,
       detail::bad_argument(f, "y.batch()", y.batch(),
                            ("x.batch() = " + std::to_string(x.batch()) + " or 1").c_str()));
+  // checked only: the operation then runs on the current device (pool memory is managed)
+  const detail::operands_device same(f, "x", x.device(), "y", y.device());
   return y.batch() == 1 ? 0 : y.length();
 }
 
@@ -345,6 +352,7 @@ template <class T>
 pmf_batch<T> operator+(const pmf_batch<T>& x, const pmf_batch<T>& y) {
   const char* f = "marg::operator+ (pmf_batch)";
   const std::int64_t sq = stride_of_second(f, x, y);
+  const detail::operands_device on(f, "x", x.device(), "y", y.device());
   return add(f, x, y.data(), y.length(), sq, y.lowers(), y.truncated_masses());
 }
 
@@ -353,6 +361,7 @@ pmf_batch<T> operator+(const pmf_batch<T>& x, const pmf<T>& y) {
   const char* f = "marg::operator+ (pmf_batch, pmf)";
   MARG_EXPECTS(x.batch() >= 1, std::string(f) + ": x is an empty batch");
   detail::check_nonempty(f, "y", y);
+  const detail::operands_device on(f, "x", x.device(), "y", y.device());
   const std::vector<T> yt =
       y.truncated_mass() == T(0) ? std::vector<T>{} : std::vector<T>{y.truncated_mass()};
   return add(f, x, y.data(), static_cast<int>(y.size()), 0, {y.lower()}, yt);
@@ -369,7 +378,8 @@ pmf_batch<T> operator-(const pmf_batch<T>& x) {
     detail::sub_checked(f, "-lower(x)", 0, x.lowers()[b]);
   }
 #if MARG_WITH_CUDA
-  if (detail::gpu::active())  // rows stay on the device
+  const detail::device_guard on(x.device());  // x's rows are reversed on x's device
+  if (detail::gpu::active())                  // rows stay on the device
     return pmf_batch<T>(detail::trusted, detail::gpu::reverse_rows_on_device(x.data(), B, L), B, L,
                         std::move(lowers), x.truncated_masses());
 #endif
@@ -386,6 +396,7 @@ pmf_batch<T> operator-(const pmf_batch<T>& x) {
 
 template <class T>
 pmf_batch<T> operator-(const pmf_batch<T>& x, const pmf_batch<T>& y) {
+  const detail::operands_device on("marg::operator- (pmf_batch)", "x", x.device(), "y", y.device());
   return x + (-y);
 }
 

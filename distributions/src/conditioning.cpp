@@ -109,6 +109,7 @@ pmf<T> log_posterior_of(const std::vector<ld>& w, std::int64_t lower, bool rever
 template <class T>
 T log_prob_sum(const pmf<T>& x, const pmf<T>& y, std::int64_t k) {
   check_terms("marg::log_prob_sum", x, y);
+  const detail::operands_device on("marg::log_prob_sum", "x", x.device(), "y", y.device());
   const auto d = detail::diagonal_of(x, y, k);
   if (d.empty()) return -std::numeric_limits<T>::infinity();
   if (x.has_log_probs() || y.has_log_probs()) {
@@ -125,6 +126,7 @@ T log_prob_sum(const pmf<T>& x, const pmf<T>& y, std::int64_t k) {
 template <class T>
 sum_posterior<T> condition_on_sum(const pmf<T>& x, const pmf<T>& y, std::int64_t k) {
   check_terms("marg::condition_on_sum", x, y);
+  const detail::operands_device on("marg::condition_on_sum", "x", x.device(), "y", y.device());
   const auto d = detail::diagonal_of(x, y, k);
   if (d.empty()) return impossible<T>();
   if (x.has_log_probs() || y.has_log_probs()) {
@@ -152,6 +154,7 @@ sum_posterior<T> condition_on_sum(const pmf<T>& x, const pmf<T>& y,
                                   const std::vector<T>& likelihood) {
   const char* f = "marg::condition_on_sum";
   detail::check_over_sum(f, "likelihood", x, y, likelihood);
+  const detail::operands_device on(f, "x", x.device(), "y", y.device());
   detail::check_weights(f, "likelihood", likelihood.data(),
                         static_cast<std::int64_t>(likelihood.size()));
   return condition_soft(x, y, likelihood.data(), 0);
@@ -162,6 +165,7 @@ sum_posterior<T> condition_on_sum_log(const pmf<T>& x, const pmf<T>& y,
                                       const std::vector<T>& log_likelihood) {
   const char* f = "marg::condition_on_sum_log";
   detail::check_over_sum(f, "log_likelihood", x, y, log_likelihood);
+  const detail::operands_device on(f, "x", x.device(), "y", y.device());
   T mx = -std::numeric_limits<T>::infinity();
   for (std::size_t i = 0; i < log_likelihood.size(); ++i) {
     const T v = log_likelihood[i];
@@ -180,6 +184,7 @@ template <class T>
 pmf<T> sum_given_evidence(const pmf<T>& x, const pmf<T>& y, const std::vector<T>& likelihood) {
   const char* f = "marg::sum_given_evidence";
   const int len = detail::check_over_sum(f, "likelihood", x, y, likelihood);
+  const detail::operands_device on(f, "x", x.device(), "y", y.device());
   detail::check_weights(f, "likelihood", likelihood.data(),
                         static_cast<std::int64_t>(likelihood.size()));
   array<T> r(static_cast<std::size_t>(len));

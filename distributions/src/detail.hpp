@@ -4,6 +4,7 @@
 
 #include <marg/distributions/pmf.hpp>
 #include <marg/numeric/array.hpp>
+#include <marg/numeric/device.hpp>
 #include <marg/numeric/error.hpp>
 
 #include "parallel.hpp"
@@ -39,6 +40,31 @@ struct pmf_storage {
     });
     return cum;
   }
+};
+
+/// The device of one operation's operands, made current for the helper's
+/// lifetime: an operation runs on the device its operands live on (torch's
+/// rule), and operands on two devices are a marg::invalid_argument naming
+/// both. -1 (made without a usable GPU) matches any device.
+class operands_device {
+ public:
+  /// @param function the public function, for the error
+  /// @param x_name first operand's name
+  /// @param x its device
+  /// @param y_name second operand's name
+  /// @param y its device
+  operands_device(const char* function, const char* x_name, int x, const char* y_name, int y)
+      : guard_(pick(function, x_name, x, y_name, y)) {}
+
+ private:
+  static int pick(const char* function, const char* x_name, int x, const char* y_name, int y) {
+    MARG_EXPECTS(x < 0 || y < 0 || x == y,
+                 std::string(function) + ": " + x_name + " lives on CUDA device " +
+                     std::to_string(x) + " and " + y_name + " on device " + std::to_string(y) +
+                     " (operands must share a device; libmarg never copies between devices)");
+    return x >= 0 ? x : y;
+  }
+  device_guard guard_;
 };
 
 /// a + b, or marg::invalid_argument naming `what` when it overflows int64

@@ -14,6 +14,7 @@ template <class T>
 sum_gradient<T> sum_grad(const pmf<T>& x, const pmf<T>& y, const std::vector<T>& g) {
   const char* f = "marg::sum_grad";
   detail::check_over_sum(f, "g", x, y, g);
+  const detail::operands_device on(f, "x", x.device(), "y", y.device());
   for (std::size_t i = 0; i < g.size(); ++i)
     MARG_EXPECTS(
         std::isfinite(g[i]),
@@ -30,6 +31,7 @@ sum_gradient<T> log_prob_sum_grad(const pmf<T>& x, const pmf<T>& y, std::int64_t
   const char* f = "marg::log_prob_sum_grad";
   detail::check_nonempty(f, "x", x);
   detail::check_nonempty(f, "y", y);
+  const detail::operands_device on(f, "x", x.device(), "y", y.device());
   sum_gradient<T> r{std::vector<T>(x.size(), T(0)), std::vector<T>(y.size(), T(0))};
   const auto d = detail::diagonal_of(x, y, k);
   long double s = 0;

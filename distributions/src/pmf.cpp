@@ -44,6 +44,11 @@ void pmf<T>::require_nonempty(const char* function) const {
 }
 
 template <class T>
+int pmf<T>::device() const {
+  return storage_ ? storage_->probs.device() : -1;
+}
+
+template <class T>
 const detail::pmf_storage<T>& pmf<T>::storage() const {
   return *storage_;
 }

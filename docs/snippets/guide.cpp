@@ -257,6 +257,21 @@ void pool() {
   expect(marg::pool_limit() == std::size_t{4} << 30, "pool limit set");
 }
 
+void devices() {
+  // [snippet: devices]
+  // the device of this thread's next calls: CUDA's current device (-1: no GPU, the host)
+  const int before = marg::current_device();
+  if (marg::device_count() > 1) marg::set_device(1);  // = cudaSetDevice(1), this thread only
+  const marg::pmf<double> x = marg::binomial(100, 0.3), y = marg::poisson(4.0);
+  const marg::pmf<double> z = x + y;  // runs on x's and y's device, whatever is current
+  std::printf("z lives on device %d; pool there: %zu bytes in use\n", z.device(),
+              marg::pool_stats(z.device() < 0 ? -1 : z.device()).bytes_in_use);
+  if (before >= 0) marg::set_device(before);
+  // [end]
+  expect(z.device() == x.device(), "a sum lives on its terms' device");
+  expect(marg::current_device() == before, "the thread's device restored");
+}
+
 }  // namespace
 
 int main() {
@@ -271,6 +286,7 @@ int main() {
   backends();
   numeric_layer();
   pool();
+  devices();
   if (failures != 0) {
     std::printf("%d snippet checks failed\n", failures);
     return 1;

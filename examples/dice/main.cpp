@@ -1,11 +1,12 @@
 // The PMF of the sum of k fair s-sided dice, computed with libmarg and checked
 // against exact integer counts.
 //
-//   dice [k] [s]    k dice (default 3), s sides each (default 6)
+//   dice [k] [s]    k dice (default 3), s sides each (default 6); dice --help
 //
 // Prints one row per possible sum (probability and exact count / s^k), then the
 // mean and variance. Exits with status 1 when any probability differs from the
-// exact count / s^k by more than a few rounding errors, 2 on bad arguments.
+// exact count / s^k by more than a few rounding errors, 2 on bad arguments,
+// 3 when standard output cannot be written.
 #include <marg/marg.hpp>
 
 #include <cinttypes>
@@ -17,18 +18,9 @@
 #include <string>
 #include <vector>
 
-namespace {
+#include "example_cli.hpp"
 
-// parses a positive integer argument or exits with status 2
-int parse_positive(const char* text, const char* name) {
-  char* end = nullptr;
-  const long v = std::strtol(text, &end, 10);
-  if (*text == '\0' || *end != '\0' || v < 1 || v > 100000) {
-    std::fprintf(stderr, "dice: %s = '%s' (must be an integer in 1..100000)\n", name, text);
-    std::exit(2);
-  }
-  return static_cast<int>(v);
-}
+namespace {
 
 // exact number of ways to roll each total k..k*s, by integer dynamic
 // programming (independent of libmarg); counts[i] is for total k + i
@@ -46,19 +38,23 @@ std::vector<std::uint64_t> exact_counts(int k, int s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc > 3) {
-    std::fprintf(stderr, "usage: dice [number of dice, default 3] [sides, default 6]\n");
-    return 2;
-  }
-  const int k = argc > 1 ? parse_positive(argv[1], "dice") : 3;
-  const int s = argc > 2 ? parse_positive(argv[2], "sides") : 6;
+  int k = 3, s = 6;
+  CLI::App app(
+      "The PMF of the sum of k fair s-sided dice (marg::sum), checked against exact integer "
+      "counts.\nExit status: 0 success, 1 a probability differs from the exact count, 2 bad "
+      "arguments, 3 standard output cannot be written.",
+      "dice");
+  marg_example::standard_options(app);
+  app.add_option("dice", k, "number of dice")->check(CLI::Range(1, 100000));
+  app.add_option("sides", s, "sides per die")->check(CLI::Range(1, 100000));
+  marg_example::parse_or_exit(app, argc, argv);
 
   // the counts are exact only while s^k fits in 64 bits
   std::uint64_t total = 1;
   for (int i = 0; i < k; ++i) {
     if (__builtin_mul_overflow(total, static_cast<std::uint64_t>(s), &total)) {
       std::fprintf(stderr, "dice: %d^%d outcomes do not fit in 64 bits; use fewer dice\n", s, k);
-      return 2;
+      return marg_example::exit_too_large;
     }
   }
 
@@ -104,11 +100,12 @@ int main(int argc, char** argv) {
                             std::fabs(variance - exact_variance) <= 1e-9 * exact_mean * exact_mean;
     if (worst > tol || !moments_ok) {
       std::fprintf(stderr, "dice: result does not match the exact counts\n");
-      return 1;
+      return marg_example::finish("dice", marg_example::exit_check_failed);
     }
   } catch (const std::exception& e) {
+    std::fflush(stdout);
     std::fprintf(stderr, "dice: %s\n", e.what());
-    return 1;
+    return marg_example::finish("dice", marg_example::exit_check_failed);
   }
-  return 0;
+  return marg_example::finish("dice", marg_example::exit_ok);
 }

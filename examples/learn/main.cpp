@@ -4,8 +4,10 @@
 // marg::sum_grad (and checked against marg::log_prob_sum_grad).
 //
 //   learn [--samples M] [--seed S] [--p P] [--lambda L] [--trials N] [--check]
+//   (learn --help: every option with its default)
 //
-// Exit status: 0 on success, 1 when --check fails, 2 on bad input.
+// Exit status: 0 on success, 1 when --check fails, 2 on bad input, 3 when
+// standard output cannot be written.
 #include <marg/marg.hpp>
 
 #include <algorithm>
@@ -20,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "example_cli.hpp"
+
 namespace {
 
 struct options {
@@ -31,41 +35,23 @@ struct options {
   bool check = false;
 };
 
-[[noreturn]] void usage_error(const std::string& what) {
-  std::fprintf(stderr,
-               "learn: %s\nusage: learn [--samples M] [--seed S] [--p P] [--lambda L] "
-               "[--trials N] [--check]\n",
-               what.c_str());
-  std::exit(2);
-}
-
 options parse(int argc, char** argv) {
   options o;
-  for (int a = 1; a < argc; ++a) {
-    const std::string arg = argv[a];
-    if (arg == "--check") {
-      o.check = true;
-      continue;
-    }
-    if (a + 1 >= argc) usage_error(arg + " needs a value");
-    const std::string text = argv[++a];
-    char* end = nullptr;
-    const double v = std::strtod(text.c_str(), &end);
-    if (text.empty() || *end != '\0') usage_error(arg + " = '" + text + "' is not a number");
-    const bool integral = v == std::floor(v);
-    if (arg == "--samples" && integral && v >= 1 && v <= 1e8)
-      o.samples = static_cast<std::int64_t>(v);
-    else if (arg == "--seed" && integral && v >= 0 && v <= 9e15)
-      o.seed = static_cast<std::uint64_t>(v);
-    else if (arg == "--trials" && integral && v >= 1 && v <= 1e6)
-      o.trials = static_cast<std::int64_t>(v);
-    else if (arg == "--p" && v > 0 && v < 1)
-      o.p = v;
-    else if (arg == "--lambda" && v > 0 && v <= 1e4)
-      o.lambda = v;
-    else
-      usage_error("bad argument " + arg + " = '" + text + "'");
-  }
+  CLI::App app(
+      "Gradient ascent on the exact marginal likelihood of Z = X + Y, X ~ Binomial(trials, p), "
+      "Y ~ Poisson(lambda), from samples of Z only.\nExit status: 0 success, 1 --check failed, "
+      "2 bad arguments, 3 standard output cannot be written.",
+      "learn");
+  marg_example::standard_options(app);
+  app.add_option("--samples", o.samples, "observations of Z")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{100000000}));
+  app.add_option("--seed", o.seed, "random seed");
+  app.add_option("--p", o.p, "generating p")->check(CLI::Range(1e-12, 1 - 1e-12));
+  app.add_option("--lambda", o.lambda, "generating lambda")->check(CLI::Range(1e-12, 1e4));
+  app.add_option("--trials", o.trials, "trials of the binomial term")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000}));
+  app.add_flag("--check", o.check, "exit 1 unless the fit passes its checks");
+  marg_example::parse_or_exit(app, argc, argv);
   return o;
 }
 
@@ -197,8 +183,10 @@ int main(int argc, char** argv) {
       ++failures, std::printf("check: lambda off by more than 0.8\n");
     if (o.check) std::printf(failures ? "check: FAILED (%d)\n" : "check: passed\n", failures);
   } catch (const std::exception& ex) {
+    std::fflush(stdout);
     std::fprintf(stderr, "learn: %s\n", ex.what());
-    return 2;
+    return marg_example::finish("learn", marg_example::exit_bad_input);
   }
-  return o.check && failures ? 1 : 0;
+  return marg_example::finish(
+      "learn", o.check && failures ? marg_example::exit_check_failed : marg_example::exit_ok);
 }

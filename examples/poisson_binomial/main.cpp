@@ -1,11 +1,14 @@
 // The Poisson-binomial distribution: the number of successes among N
 // independent trials with their own probabilities, exact through marg::sum.
 //
-//   poisson_binomial [--n N] [--pmax P] [--seed S] [--backend cpu|cuda|auto] [--check]
+//   poisson_binomial [--n N] [--pmax P] [--seed S] [--backend cpu|cuda|auto]
+//                    [--max-seconds T] [--check]          (--help: the defaults)
 //
 // Prints the time of the sum, the tails next to a normal approximation, and
 // the relative error of libmarg against a long double dynamic program at
-// N = 2,000. Exit status: 0 on success, 1 when --check fails, 2 on bad input.
+// N = 2,000. Exit status: 0 on success, 1 when --check fails, 2 on bad input,
+// 3 when standard output cannot be written, 5 when the sum runs past its
+// time budget (--max-seconds).
 #include <marg/marg.hpp>
 
 #include <algorithm>
@@ -21,6 +24,8 @@
 #include <string>
 #include <vector>
 
+#include "example_cli.hpp"
+
 namespace {
 
 struct options {
@@ -28,54 +33,34 @@ struct options {
   std::uint64_t seed = 1;
   double pmax = 0.01;  // p_i ~ Uniform(0, pmax): rare events, a skewed sum
   std::string backend = "auto";
+  double max_seconds = 60;  // the time budget of the sum
   bool check = false;
 };
 
-[[noreturn]] void usage_error(const std::string& what) {
-  std::fprintf(
-      stderr,
-      "poisson_binomial: %s\n"
-      "usage: poisson_binomial [--n N] [--pmax P] [--seed S] [--backend cpu|cuda|auto] [--check]\n",
-      what.c_str());
-  std::exit(2);
-}
+// the largest N accepted: its sum took 107 s on the 2-core development
+// machine under load (N = 100,000: 1.2 s; the cost grows about as N^2), so
+// the default --max-seconds stops it with a message
+constexpr std::int64_t max_trials = 1000000;
 
 options parse(int argc, char** argv) {
   options o;
-  for (int a = 1; a < argc; ++a) {
-    const std::string arg = argv[a];
-    auto value = [&]() -> std::string {
-      if (a + 1 >= argc) usage_error(arg + " needs a value");
-      return argv[++a];
-    };
-    auto integer = [&](const char* name, long long lo, long long hi) {
-      const std::string text = value();
-      char* end = nullptr;
-      const long long v = std::strtoll(text.c_str(), &end, 10);
-      if (text.empty() || *end != '\0' || v < lo || v > hi)
-        usage_error(std::string(name) + " = '" + text + "' (must be an integer in " +
-                    std::to_string(lo) + ".." + std::to_string(hi) + ")");
-      return v;
-    };
-    if (arg == "--n")
-      o.n = integer("--n", 1, 100000000);
-    else if (arg == "--seed")
-      o.seed = static_cast<std::uint64_t>(integer("--seed", 0, LLONG_MAX));
-    else if (arg == "--pmax") {
-      const std::string text = value();
-      char* end = nullptr;
-      o.pmax = std::strtod(text.c_str(), &end);
-      if (text.empty() || *end != '\0' || !(o.pmax > 0 && o.pmax <= 1))
-        usage_error("--pmax = '" + text + "' (must be a number in (0, 1])");
-    } else if (arg == "--backend") {
-      o.backend = value();
-      if (o.backend != "cpu" && o.backend != "cuda" && o.backend != "auto")
-        usage_error("--backend = '" + o.backend + "' (must be cpu, cuda or auto)");
-    } else if (arg == "--check")
-      o.check = true;
-    else
-      usage_error("unknown argument '" + arg + "'");
-  }
+  CLI::App app(
+      "The Poisson-binomial distribution of N trials, exact through marg::sum, checked against "
+      "exact moments and a long double dynamic program.\nExit status: 0 success, 1 --check "
+      "failed, 2 bad arguments, 3 standard output cannot be written, 5 the sum ran past "
+      "--max-seconds.",
+      "poisson_binomial");
+  marg_example::standard_options(app);
+  app.add_option("--n", o.n, "trials N")->check(CLI::Range(std::int64_t{1}, max_trials));
+  app.add_option("--pmax", o.pmax, "p_i ~ Uniform(0, pmax)")->check(CLI::Range(1e-300, 1.0));
+  app.add_option("--seed", o.seed, "random seed");
+  app.add_option("--backend", o.backend, "libmarg backend")
+      ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
+  app.add_option("--max-seconds", o.max_seconds,
+                 "time budget of the sum (marg::cancel_scope); past it the sum stops")
+      ->check(CLI::Range(1e-6, 1e6));
+  app.add_flag("--check", o.check, "exit 1 unless every check passes");
+  marg_example::parse_or_exit(app, argc, argv);
   return o;
 }
 
@@ -127,7 +112,12 @@ int main(int argc, char** argv) {
     // 1. the distribution of N trials
     const std::vector<double> p = draw_probs(o.n, o.pmax, o.seed);
     const auto t0 = std::chrono::steady_clock::now();
-    const marg::pmf<double> s = poisson_binomial(p);
+    const marg::pmf<double> s = [&] {
+      // the sum stops between blocks once the budget is spent
+      const marg::cancel_scope budget(
+          {}, {.max_work = 0, .max_time = std::chrono::duration<double>(o.max_seconds)});
+      return poisson_binomial(p);
+    }();
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     long double mu = 0, var = 0;
@@ -194,9 +184,16 @@ int main(int argc, char** argv) {
       std::printf("check: relative error above the bound\n");
     }
     if (o.check) std::printf(failures ? "check: FAILED (%d)\n" : "check: passed\n", failures);
+  } catch (const marg::cancelled& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "poisson_binomial: %s (raise --max-seconds or lower --n)\n", e.what());
+    return marg_example::finish("poisson_binomial", marg_example::exit_too_large);
   } catch (const std::exception& e) {
+    std::fflush(stdout);
     std::fprintf(stderr, "poisson_binomial: %s\n", e.what());
-    return 2;
+    return marg_example::finish("poisson_binomial", marg_example::exit_bad_input);
   }
-  return o.check && failures ? 1 : 0;
+  return marg_example::finish("poisson_binomial", o.check && failures
+                                                      ? marg_example::exit_check_failed
+                                                      : marg_example::exit_ok);
 }

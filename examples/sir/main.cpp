@@ -1,11 +1,10 @@
 // SIR epidemic particle filter that marginalizes the discrete sum of new
-// infections and recoveries with libmarg. See README.md for the model.
+// infections and recoveries with libmarg. See README.md for the model;
+// `sir --help` lists every option with its default.
 //
-//   sir [--particles B] [--backend cpu|cuda|auto] [--seed S] [--data FILE]
-//       [--population N] [--initial I] [--out DIR] [--no-marginalize] [--no-move]
-//       [--float] [--repeat R] [--groups G] [--timing] [--check] [--quiet]
-//
-// Exit status: 0 on success, 1 when --check finds a failure, 2 on bad arguments.
+// Exit status: 0 on success, 1 when --check finds a failure, 2 on bad
+// arguments, environment or data, 3 when an output cannot be written, 4 when
+// the filter collapses (no particle can explain a count).
 #include <marg/marg.hpp>
 #include <marg/numeric/parallel.hpp>
 
@@ -22,14 +21,18 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "example_cli.hpp"
+
 namespace {
 
+using namespace marg_example;
 using clock_type = std::chrono::steady_clock;
 using rng = std::mt19937_64;
 
@@ -37,8 +40,13 @@ using rng = std::mt19937_64;
 const std::vector<std::int64_t> boarding_school = {3,   8,   26,  76, 225, 298, 258,
                                                    233, 189, 128, 68, 29,  14,  4};
 
+// the largest number of particles per replicate times replicates the program
+// accepts: about 8 GB of particle state and histories on the default data
+constexpr std::int64_t max_total_particles = 20000000;
+
 struct options {
-  int particles = 1000;
+  int particles = 5000;  // per replicate
+  int replicates = 8;    // independent filters, for the Monte Carlo standard errors
   std::string backend = "auto";
   std::uint64_t seed = 1;
   std::string data;  // empty: the boarding-school data
@@ -55,98 +63,117 @@ struct options {
   bool quiet = false;
 };
 
-[[noreturn]] void usage_error(const std::string& what) {
-  std::fprintf(
-      stderr,
-      "sir: %s\n"
-      "usage: sir [--particles B] [--backend cpu|cuda|auto] [--seed S] [--data FILE]\n"
-      "           [--population N] [--initial I] [--out DIR] [--no-marginalize] [--no-move]\n"
-      "           [--float] [--repeat R] [--groups G] [--timing] [--check] [--quiet]\n",
-      what.c_str());
-  std::exit(2);
+[[noreturn]] void input_error(const std::string& what) {
+  std::fprintf(stderr, "sir: %s\n", what.c_str());
+  std::exit(exit_bad_input);
 }
 
-std::int64_t parse_int(const std::string& text, const char* name, std::int64_t lo,
-                       std::int64_t hi) {
-  char* end = nullptr;
-  const long long v = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || v < lo || v > hi)
-    usage_error(std::string(name) + " = '" + text + "' (must be an integer in " +
-                std::to_string(lo) + ".." + std::to_string(hi) + ")");
-  return v;
-}
+const char* const data_format =
+    "--data FILE: text, one day per line, the day's count (a non-negative integer) as the last "
+    "field of the line (fields separated by ',', ';' or tabs); a first line without digits "
+    "is a header, blank lines and lines starting with '#' are skipped; any other line is "
+    "an error.";
 
 options parse(int argc, char** argv) {
   options o;
-  for (int a = 1; a < argc; ++a) {
-    const std::string arg = argv[a];
-    auto value = [&]() -> std::string {
-      if (a + 1 >= argc) usage_error(arg + " needs a value");
-      return argv[++a];
-    };
-    if (arg == "--particles")
-      o.particles = static_cast<int>(parse_int(value(), "--particles", 1, 100000000));
-    else if (arg == "--backend") {
-      o.backend = value();
-      if (o.backend != "cpu" && o.backend != "cuda" && o.backend != "auto")
-        usage_error("--backend = '" + o.backend + "' (must be cpu, cuda or auto)");
-    } else if (arg == "--seed")
-      o.seed = static_cast<std::uint64_t>(
-          parse_int(value(), "--seed", 0, std::numeric_limits<std::int64_t>::max()));
-    else if (arg == "--data")
-      o.data = value();
-    else if (arg == "--population")
-      o.population = parse_int(value(), "--population", 1, 100000000);
-    else if (arg == "--initial")
-      o.initial = parse_int(value(), "--initial", 1, 100000000);
-    else if (arg == "--out")
-      o.out = value();
-    else if (arg == "--no-marginalize")
-      o.marginalize = false;
-    else if (arg == "--no-move")
-      o.rejuvenate = false;
-    else if (arg == "--float")
-      o.use_float = true;
-    else if (arg == "--repeat")
-      o.repeat = static_cast<int>(parse_int(value(), "--repeat", 1, 100000));
-    else if (arg == "--groups")
-      o.groups = static_cast<int>(parse_int(value(), "--groups", 1, 64));
-    else if (arg == "--timing")
-      o.timing = true;
-    else if (arg == "--check")
-      o.check = true;
-    else if (arg == "--quiet")
-      o.quiet = true;
-    else if (arg == "--help" || arg == "-h") {
-      std::printf("see examples/sir/README.md\n");
-      std::exit(0);
-    } else
-      usage_error("unknown argument '" + arg + "'");
-  }
-  if (o.initial > o.population) usage_error("--initial must not exceed --population");
+  CLI::App app(
+      "SIR epidemic particle filter; new infections and recoveries marginalized with libmarg.\n" +
+          std::string(data_format) +
+          "\nExit status: 0 success, 1 --check failed, 2 bad arguments or data, 3 an output "
+          "could not be written, 4 the filter collapsed.",
+      "sir");
+  standard_options(app);
+  app.add_option("--particles", o.particles, "particles per replicate")
+      ->check(CLI::Range(1, 100000000));
+  app.add_option("--replicates", o.replicates,
+                 "independent filters whose spread gives the Monte Carlo standard errors")
+      ->check(CLI::Range(1, 1000));
+  app.add_option("--backend", o.backend, "libmarg backend")
+      ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
+  app.add_option("--seed", o.seed, "random seed");
+  app.add_option("--data", o.data, "CSV of daily counts (default: boarding-school data, 1978)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--population", o.population, "population size")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{100000000}));
+  app.add_option("--initial", o.initial, "infected on day 0")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{100000000}));
+  app.add_option("--out", o.out,
+                 "folder for filter.csv, params.csv, summary.csv (checked before the run)");
+  bool no_marginalize = false, no_move = false;
+  app.add_flag("--no-marginalize", no_marginalize, "sample Δi, Δr (bootstrap filter)");
+  app.add_flag("--no-move", no_move, "no resample-move step on the parameters");
+  app.add_flag("--float", o.use_float, "float pmfs instead of double");
+  app.add_option("--repeat", o.repeat,
+                 "seed study: R seeds S..S+R-1, one filter of B particles each (0: none)")
+      ->check(CLI::Range(0, 100000));
+  app.add_option("--groups", o.groups, "width groups per day (0: one per 4,096 particles, 1..8)")
+      ->check(CLI::Range(0, 64));
+  app.add_flag("--timing", o.timing, "wall time per stage");
+  app.add_flag("--check", o.check, "exit 1 unless the estimates pass sanity checks");
+  app.add_flag("--quiet", o.quiet, "no progress line on stderr");
+  parse_or_exit(app, argc, argv);
+  o.marginalize = !no_marginalize;
+  o.rejuvenate = !no_move;
+  if (o.initial > o.population) input_error("--initial must not exceed --population");
+  if (o.repeat > 0 && !o.out.empty())
+    input_error("--out writes one run's results: not with --repeat");
+  if (std::int64_t{o.particles} * o.replicates > max_total_particles)
+    input_error("--particles " + std::to_string(o.particles) + " times --replicates " +
+                std::to_string(o.replicates) + " is above the cap of " +
+                std::to_string(max_total_particles) + " particles in all");
   return o;
 }
 
-// reads counts from a CSV: one count per line, the last field of each line;
-// lines whose last field is not an integer (headers, blanks, comments) are skipped
-std::vector<std::int64_t> read_counts(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) usage_error("cannot read --data '" + path + "'");
+// Reads the daily counts strictly (data_format): a line that is neither a
+// header, blank nor a comment, and not a valid count, is an error naming the
+// file, the line and its text; a file holding NUL or other control bytes is
+// rejected as binary.
+std::vector<std::int64_t> read_counts(const std::string& path, std::int64_t population) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) input_error("cannot read --data '" + path + "': " + std::strerror(errno));
   std::vector<std::int64_t> counts;
   std::string line;
+  std::size_t number = 0;
+  bool seen_content = false;
+  const auto fail = [&](const std::string& why, const std::string& text) {
+    std::string shown = text.size() > 60 ? text.substr(0, 60) + "..." : text;
+    input_error("--data '" + path + "' line " + std::to_string(number) + ": " + why + ": '" +
+                shown + "'\n" + data_format);
+  };
   while (std::getline(in, line)) {
+    ++number;
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    const auto comma = line.find_last_of(",;\t");
-    std::string field = comma == std::string::npos ? line : line.substr(comma + 1);
+    for (const char c : line) {
+      const auto u = static_cast<unsigned char>(c);
+      if ((u < 0x20 && c != '\t') || u == 0x7f)
+        input_error("--data '" + path + "' line " + std::to_string(number) + ": a control byte (" +
+                    std::to_string(u) + "): the file looks binary, not a text file of counts\n" +
+                    data_format);
+    }
+    const auto first = line.find_first_not_of(" \t");
+    if (first == std::string::npos || line[first] == '#') continue;
+    const auto sep = line.find_last_of(",;\t");
+    std::string field = sep == std::string::npos ? line : line.substr(sep + 1);
     field.erase(0, field.find_first_not_of(" \t"));
     field.erase(field.find_last_not_of(" \t") + 1);
-    char* end = nullptr;
-    const long long v = std::strtoll(field.c_str(), &end, 10);
-    if (field.empty() || *end != '\0') continue;
-    if (v < 0) usage_error("--data '" + path + "' holds a negative count: " + field);
+    const bool header = !seen_content;
+    seen_content = true;
+    const bool digits = !field.empty() && field.size() <= 18 &&
+                        field.find_first_not_of("0123456789") == std::string::npos;
+    if (!digits) {
+      // a header is the first line that is not a count and holds no digit-only field
+      if (header && line.find_first_of("0123456789") == std::string::npos) continue;
+      fail(field.empty() ? "no count in the last field"
+                         : "the last field '" + field + "' is not a non-negative integer",
+           line);
+    }
+    const std::int64_t v = std::stoll(field);
+    if (v > population)
+      fail("the count " + field + " exceeds --population " + std::to_string(population), line);
     counts.push_back(v);
   }
-  if (counts.empty()) usage_error("--data '" + path + "' holds no counts");
+  if (in.bad()) input_error("cannot read --data '" + path + "': " + std::strerror(errno));
+  if (counts.empty()) input_error("--data '" + path + "' holds no counts\n" + data_format);
   return counts;
 }
 
@@ -314,28 +341,36 @@ summary summarize(const std::vector<double>& x, const std::vector<double>& w) {
   return s;
 }
 
-// summarize() for the filtered i_t, integers in 0..population: the weights
-// gathered per value, O(B + N) instead of a sort of the particles
-summary summarize_infected(const std::vector<state>& xs, const std::vector<double>& w,
-                           std::int64_t population) {
-  std::vector<double> mass(static_cast<std::size_t>(population) + 1, 0.0);
-  std::int64_t first = population, last = 0;
-  double mean = 0;
-  for (std::size_t b = 0; b < xs.size(); ++b) {
-    mass[xs[b].i] += w[b];
-    mean += w[b] * static_cast<double>(xs[b].i);
-    first = std::min(first, xs[b].i), last = std::max(last, xs[b].i);
-  }
-  summary s{mean, static_cast<double>(first), static_cast<double>(first),
-            static_cast<double>(last)};
+/// The filtered law of i_t on one day: weights gathered per value over
+/// [first, first + mass.size()).
+struct day_mass {
+  std::int64_t first = 0;
+  std::vector<double> mass;
+};
+
+day_mass infected_mass(const std::vector<state>& xs, const std::vector<double>& w) {
+  std::int64_t first = std::numeric_limits<std::int64_t>::max(), last = 0;
+  for (const state& x : xs) first = std::min(first, x.i), last = std::max(last, x.i);
+  day_mass d{first, std::vector<double>(static_cast<std::size_t>(last - first + 1), 0.0)};
+  for (std::size_t b = 0; b < xs.size(); ++b) d.mass[xs[b].i - first] += w[b];
+  return d;
+}
+
+// summarize() for a law over consecutive integers: O(support), no sort
+summary summarize_mass(const day_mass& d) {
+  const auto x = [&](std::size_t k) {
+    return static_cast<double>(d.first) + static_cast<double>(k);
+  };
+  double total = 0, mean = 0;
+  for (std::size_t k = 0; k < d.mass.size(); ++k) total += d.mass[k], mean += d.mass[k] * x(k);
+  summary s{mean / total, x(0), x(0), x(d.mass.size() - 1)};
   double c = 0;
   bool lo = false, med = false, hi = false;
-  for (std::int64_t v = first; v <= last; ++v) {
-    c += mass[v];
-    const auto x = static_cast<double>(v);
-    if (!lo && c >= 0.025) s.lo = x, lo = true;
-    if (!med && c >= 0.5) s.median = x, med = true;
-    if (!hi && c >= 0.975) s.hi = x, hi = true;
+  for (std::size_t k = 0; k < d.mass.size(); ++k) {
+    c += d.mass[k] / total;
+    if (!lo && c >= 0.025) s.lo = x(k), lo = true;
+    if (!med && c >= 0.5) s.median = x(k), med = true;
+    if (!hi && c >= 0.975) s.hi = x(k), hi = true;
   }
   return s;
 }
@@ -451,10 +486,11 @@ stage_clock stage_times;  // one filter runs at a time
 /// What one run of the filter produces.
 struct result {
   double log_likelihood = 0;
-  std::vector<double> ess;        // per day, after weighting
-  std::vector<summary> infected;  // filtered i_t per day
-  std::vector<params> theta;      // final particles
-  std::vector<double> weights;    // their normalized weights
+  std::vector<double> ess;                // per day, after weighting
+  std::vector<day_mass> infected;         // filtered law of i_t per day
+  std::vector<double> log_likelihood_to;  // log p(y_1..t) estimate, per day
+  std::vector<params> theta;              // final particles
+  std::vector<double> weights;            // their normalized weights
   double seconds = 0;
   stage_clock stages;  // wall time per stage
 };
@@ -584,6 +620,21 @@ void step_sampled(std::vector<state>& xs, const std::vector<params>& th, std::in
   });
 }
 
+// The filter broke down on a day: no particle can explain the day's count
+// (every weight zero) or the estimate is not a number.
+struct filter_collapse : std::runtime_error {
+  filter_collapse(std::size_t day, std::int64_t y, int particles, bool not_a_number)
+      : std::runtime_error(
+            "the filter collapsed on day " + std::to_string(day + 1) + " (count " +
+            std::to_string(y) + "): " +
+            (not_a_number ? std::string("the weights are not finite numbers")
+                          : std::string("no particle can explain the count (every weight is 0)")) +
+            ". Likely causes: too few particles for that observation (--particles " +
+            std::to_string(particles) +
+            "; try 10x more), a count the model cannot produce (above the infected of every "
+            "particle, e.g. a wrong --population or --initial), or an error in the data.") {}
+};
+
 template <class T>
 result run_filter(const options& o, const std::vector<std::int64_t>& ys, std::uint64_t seed,
                   bool show_progress) {
@@ -623,19 +674,18 @@ result run_filter(const options& o, const std::vector<std::int64_t>& ys, std::ui
     });
     const double after = log_sum_exp(logw);
     res.log_likelihood += after - before;
-    if (!std::isfinite(after)) {  // every particle is incompatible with y_t
-      res.ess.push_back(0);
-      res.infected.push_back({std::nan(""), std::nan(""), std::nan(""), std::nan("")});
-      break;
-    }
+    if (!std::isfinite(after) || !std::isfinite(res.log_likelihood))
+      throw filter_collapse(t, ys[t], B, std::isnan(after));
     for_ranges(B, [&](int b0, int b1) {
       for (int b = b0; b < b1; ++b)
         if (std::isfinite(logw[b])) record(paths[b], hist.of(b)[t], prev[b], xs[b], ys[t]);
     });
     const std::vector<double> w = normalize(logw);
     const double e = ess(w);
+    if (!(e >= 1 - 1e-9)) throw filter_collapse(t, ys[t], B, true);
     res.ess.push_back(e);
-    res.infected.push_back(summarize_infected(xs, w, o.population));
+    res.infected.push_back(infected_mass(xs, w));
+    res.log_likelihood_to.push_back(res.log_likelihood);
     bar.show(t + 1, ys.size(), e);
     stage_times.lap(bookkeeping);
 
@@ -665,7 +715,7 @@ result run_filter(const options& o, const std::vector<std::int64_t>& ys, std::ui
   bar.done();
   res.stages = stage_times;
   res.theta = th;
-  res.weights = std::isfinite(log_sum_exp(logw)) ? normalize(logw) : std::vector<double>(B, 0.0);
+  res.weights = normalize(logw);
   res.seconds = std::chrono::duration<double>(clock_type::now() - t0).count();
   return res;
 }
@@ -676,73 +726,224 @@ result run(const options& o, const std::vector<std::int64_t>& ys, std::uint64_t 
                      : run_filter<double>(o, ys, seed, show_progress);
 }
 
-// ---------------------------------------------------------------- output
+// ---------------------------------------------------------------- replicates
 
-void write_csv(const std::string& dir, const std::vector<std::int64_t>& ys, const result& r) {
-  std::filesystem::create_directories(dir);
-  {
-    std::ofstream f(dir + "/filter.csv");
-    f << "day,y,ess,i_mean,i_lo,i_median,i_hi\n";
-    for (std::size_t t = 0; t < r.ess.size(); ++t)
-      f << t + 1 << ',' << ys[t] << ',' << r.ess[t] << ',' << r.infected[t].mean << ','
-        << r.infected[t].lo << ',' << r.infected[t].median << ',' << r.infected[t].hi << '\n';
-  }
-  {
-    std::ofstream f(dir + "/params.csv");
-    f << "weight,lambda,delta,gamma,rho\n";
-    f.precision(10);
-    for (std::size_t b = 0; b < r.theta.size(); ++b)
-      f << r.weights[b] << ',' << r.theta[b].lambda << ',' << r.theta[b].delta << ','
-        << r.theta[b].gamma << ',' << r.theta[b].rho << '\n';
-  }
-  {
-    std::ofstream f(dir + "/summary.csv");
-    f.precision(10);
-    f << "log_likelihood,seconds,days\n"
-      << r.log_likelihood << ',' << r.seconds << ',' << r.ess.size() << '\n';
-  }
+/// R independent filters pooled: each replicate weighted by its likelihood
+/// estimate, the spread over replicates giving the Monte Carlo standard errors.
+struct pooled {
+  std::vector<result> runs;
+  std::vector<double> replicate_weight;  // ∝ the replicates' likelihood estimates
+  double log_likelihood = 0;             // log of the mean likelihood estimate
+  double log_likelihood_se = std::nan("");
+  double seconds = 0;
+};
+
+// the seed of replicate k: the k-th output of a generator seeded with `seed`
+std::uint64_t replicate_seed(std::uint64_t seed, int k) {
+  rng g(seed);
+  g.discard(static_cast<unsigned long long>(k));
+  return g();
 }
 
-int report(const options& o, const std::vector<std::int64_t>& ys, const result& r) {
-  std::printf("%5s %6s %9s %9s %17s\n", "day", "y", "ESS", "i mean", "i 95% interval");
-  for (std::size_t t = 0; t < r.ess.size(); ++t)
-    std::printf("%5zu %6lld %9.1f %9.1f   [%5.0f, %5.0f]\n", t + 1, static_cast<long long>(ys[t]),
-                r.ess[t], r.infected[t].mean, r.infected[t].lo, r.infected[t].hi);
-  std::printf("\nlog marginal likelihood estimate: %.4f\n", r.log_likelihood);
-  int failures = 0;
-  if (std::isfinite(r.log_likelihood)) {
-    std::vector<double> v(r.theta.size());
-    auto show = [&](const char* name, double params::*field) {
-      for (std::size_t b = 0; b < v.size(); ++b) v[b] = r.theta[b].*field;
-      const summary s = summarize(v, r.weights);
-      std::printf("  %-7s %8.4f   [%8.4f, %8.4f]\n", name, s.mean, s.lo, s.hi);
-    };
-    std::printf("parameter posterior: mean [95%% interval]\n");
-    show("lambda", &params::lambda);
-    show("delta", &params::delta);
-    show("gamma", &params::gamma);
-    show("rho", &params::rho);
+// weights ∝ exp(v_k), normalized
+std::vector<double> softmax(const std::vector<double>& v) {
+  const double m = *std::max_element(v.begin(), v.end());
+  std::vector<double> w(v.size());
+  double z = 0;
+  for (std::size_t k = 0; k < v.size(); ++k) z += w[k] = std::exp(v[k] - m);
+  for (double& x : w) x /= z;
+  return w;
+}
+
+pooled run_replicates(const options& o, const std::vector<std::int64_t>& ys) {
+  pooled p;
+  std::vector<double> ll;
+  for (int k = 0; k < o.replicates; ++k) {
+    p.runs.push_back(run(o, ys, replicate_seed(o.seed, k), !o.quiet));
+    ll.push_back(p.runs.back().log_likelihood);
+    p.seconds += p.runs.back().seconds;
   }
-  const std::size_t days = r.ess.size();
-  std::printf("\nwall time: %.3f s for %zu days (%.4f s per day)\n", r.seconds, days,
-              days ? r.seconds / days : 0.0);
+  p.replicate_weight = softmax(ll);
+  const double m = *std::max_element(ll.begin(), ll.end());
+  const double R = o.replicates;
+  double mean = 0;
+  for (double x : ll) mean += std::exp(x - m) / R;
+  p.log_likelihood = m + std::log(mean);
+  if (o.replicates > 1) {
+    // the likelihood estimates relative to their mean: their standard error
+    // is the standard error of the log of the mean (delta method)
+    double v = 0;
+    for (double x : ll) v += (std::exp(x - m) / mean - 1) * (std::exp(x - m) / mean - 1);
+    p.log_likelihood_se = std::sqrt(v / (R - 1) / R);
+  }
+  return p;
+}
+
+// the filtered law of i_t on day t over all replicates: their mixture, each
+// weighted by its likelihood estimate of y_1..t
+summary pooled_infected(const pooled& p, std::size_t t) {
+  std::vector<double> ll;
+  std::int64_t first = std::numeric_limits<std::int64_t>::max(), last = 0;
+  for (const result& r : p.runs) {
+    ll.push_back(r.log_likelihood_to[t]);
+    first = std::min(first, r.infected[t].first);
+    last = std::max(last,
+                    r.infected[t].first + static_cast<std::int64_t>(r.infected[t].mass.size()) - 1);
+  }
+  const std::vector<double> v = softmax(ll);
+  day_mass d{first, std::vector<double>(static_cast<std::size_t>(last - first + 1), 0.0)};
+  for (std::size_t k = 0; k < p.runs.size(); ++k) {
+    const day_mass& dk = p.runs[k].infected[t];
+    for (std::size_t j = 0; j < dk.mass.size(); ++j)
+      d.mass[static_cast<std::size_t>(dk.first - first) + j] += v[k] * dk.mass[j];
+  }
+  return summarize_mass(d);
+}
+
+double mean_ess(const pooled& p, std::size_t t) {
+  double s = 0;
+  for (const result& r : p.runs) s += r.ess[t];
+  return s / static_cast<double>(p.runs.size());
+}
+
+/// A parameter's pooled posterior summary and the standard errors of its
+/// mean and interval ends over the replicates (NaN with one replicate).
+struct parameter_summary {
+  summary pooled;
+  double mean_se, lo_se, hi_se;
+};
+
+parameter_summary summarize_parameter(const pooled& p, double params::*field) {
+  std::vector<double> x, w;
+  std::vector<summary> each;
+  for (std::size_t k = 0; k < p.runs.size(); ++k) {
+    const result& r = p.runs[k];
+    std::vector<double> xk(r.theta.size());
+    for (std::size_t b = 0; b < xk.size(); ++b) {
+      xk[b] = r.theta[b].*field;
+      x.push_back(xk[b]);
+      w.push_back(p.replicate_weight[k] * r.weights[b]);
+    }
+    each.push_back(summarize(xk, r.weights));
+  }
+  const auto se = [&](double summary::*part) {
+    const double R = static_cast<double>(each.size());
+    if (each.size() < 2) return std::nan("");
+    double m = 0, v = 0;
+    for (const summary& s : each) m += s.*part / R;
+    for (const summary& s : each) v += (s.*part - m) * (s.*part - m);
+    return std::sqrt(v / (R - 1) / R);
+  };
+  return {summarize(x, w), se(&summary::mean), se(&summary::lo), se(&summary::hi)};
+}
+
+// ---------------------------------------------------------------- output
+
+/// The output files, opened (so validated) before the filter runs.
+struct outputs {
+  std::unique_ptr<output_file> filter, params, summary_file;
+};
+
+outputs open_outputs(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw output_error("--out '" + dir + "': cannot create the folder: " + ec.message());
+  if (!std::filesystem::is_directory(dir, ec))
+    throw output_error("--out '" + dir + "' is not a folder");
+  return {std::make_unique<output_file>(dir + "/filter.csv"),
+          std::make_unique<output_file>(dir + "/params.csv"),
+          std::make_unique<output_file>(dir + "/summary.csv")};
+}
+
+void write_csv(outputs& out, const std::vector<std::int64_t>& ys, const pooled& p,
+               const options& o) {
+  output_file& f = *out.filter;
+  f.print("day,y,ess,i_mean,i_lo,i_median,i_hi\n");
+  for (std::size_t t = 0; t < ys.size(); ++t) {
+    const summary s = pooled_infected(p, t);
+    f.print("%zu,%lld,%.10g,%.10g,%.10g,%.10g,%.10g\n", t + 1, static_cast<long long>(ys[t]),
+            mean_ess(p, t), s.mean, s.lo, s.median, s.hi);
+  }
+  f.close();
+  output_file& g = *out.params;
+  g.print("weight,lambda,delta,gamma,rho,replicate\n");
+  for (std::size_t k = 0; k < p.runs.size(); ++k) {
+    const result& r = p.runs[k];
+    for (std::size_t b = 0; b < r.theta.size(); ++b)
+      g.print("%.10g,%.10g,%.10g,%.10g,%.10g,%zu\n", p.replicate_weight[k] * r.weights[b],
+              r.theta[b].lambda, r.theta[b].delta, r.theta[b].gamma, r.theta[b].rho, k + 1);
+  }
+  g.close();
+  output_file& h = *out.summary_file;
+  h.print("log_likelihood,log_likelihood_se,seconds,days,particles,replicates\n");
+  h.print("%.10g,%.10g,%.10g,%zu,%d,%d\n", p.log_likelihood, p.log_likelihood_se, p.seconds,
+          ys.size(), o.particles, o.replicates);
+  h.close();
+}
+
+// Monte Carlo standard errors above these are too large to trust: the log
+// likelihood's, and a posterior mean's relative to its 95% interval width
+constexpr double max_log_likelihood_se = 0.5;
+constexpr double max_mean_se_per_width = 0.1;
+
+int report(const options& o, const std::vector<std::int64_t>& ys, const pooled& p) {
+  std::printf("%5s %6s %9s %9s %17s\n", "day", "y", "ESS", "i mean", "i 95% interval");
+  for (std::size_t t = 0; t < ys.size(); ++t) {
+    const summary s = pooled_infected(p, t);
+    std::printf("%5zu %6lld %9.1f %9.1f   [%5.0f, %5.0f]\n", t + 1, static_cast<long long>(ys[t]),
+                mean_ess(p, t), s.mean, s.lo, s.hi);
+  }
+  std::printf("(ESS: mean over the %d replicates of %d particles)\n", o.replicates, o.particles);
+  std::vector<std::string> warnings;
+  if (o.replicates > 1) {
+    std::printf("\nlog marginal likelihood estimate: %.2f ± %.2f (Monte Carlo standard error)\n",
+                p.log_likelihood, p.log_likelihood_se);
+    if (!(p.log_likelihood_se <= max_log_likelihood_se))
+      warnings.push_back("the log likelihood's standard error is above " +
+                         std::to_string(max_log_likelihood_se).substr(0, 3));
+  } else {
+    std::printf("\nlog marginal likelihood estimate: %.2f\n", p.log_likelihood);
+    warnings.push_back("one replicate gives no standard errors (--replicates 2 or more)");
+  }
+  std::printf("parameter posterior: mean ± standard error [95%% interval]\n");
+  std::vector<parameter_summary> ps;
+  const auto show = [&](const char* name, double params::*field) {
+    const parameter_summary s = summarize_parameter(p, field);
+    ps.push_back(s);
+    std::printf("  %-7s %7.3f ± %.3f   [%7.3f, %7.3f]\n", name, s.pooled.mean, s.mean_se,
+                s.pooled.lo, s.pooled.hi);
+    if (o.replicates > 1 && !(s.mean_se <= max_mean_se_per_width * (s.pooled.hi - s.pooled.lo)))
+      warnings.push_back(std::string("the standard error of the mean of ") + name +
+                         " is above a tenth of its interval's width");
+  };
+  show("lambda", &params::lambda);
+  show("delta", &params::delta);
+  show("gamma", &params::gamma);
+  show("rho", &params::rho);
+  for (const std::string& w : warnings)
+    std::printf("warning: %s: Monte Carlo noise may dominate; use more --particles\n", w.c_str());
+  std::printf("\nwall time: %.3f s for %zu days x %d replicates\n", p.seconds, ys.size(),
+              o.replicates);
   if (o.timing)
-    for (int s = 0; s < stages; ++s)
-      std::printf("  %8.3f s  %s\n", r.stages.seconds[s], stage_names[s]);
+    for (int s = 0; s < stages; ++s) {
+      double sec = 0;
+      for (const result& r : p.runs) sec += r.stages.seconds[s];
+      std::printf("  %8.3f s  %s\n", sec, stage_names[s]);
+    }
+  int failures = 0;
   if (o.check) {
-    if (!std::isfinite(r.log_likelihood))
+    if (!std::isfinite(p.log_likelihood))
       ++failures, std::printf("check: log likelihood not finite\n");
-    if (days != ys.size()) ++failures, std::printf("check: the filter stopped early\n");
-    for (std::size_t t = 0; t < days; ++t)
-      if (!(r.ess[t] > 0))
-        ++failures, std::printf("check: ESS on day %zu is %g\n", t + 1, r.ess[t]);
-    // the filtered mean cannot fall below the reported count
-    for (std::size_t t = 0; t < days; ++t)
-      if (!(r.infected[t].mean >= static_cast<double>(ys[t])))
+    for (std::size_t t = 0; t < ys.size(); ++t) {
+      if (!(mean_ess(p, t) > 0))
+        ++failures, std::printf("check: ESS on day %zu is %g\n", t + 1, mean_ess(p, t));
+      // the filtered mean cannot fall below the reported count
+      if (!(pooled_infected(p, t).mean >= static_cast<double>(ys[t])))
         ++failures, std::printf("check: mean i on day %zu below y\n", t + 1);
+    }
     std::printf(failures ? "check: FAILED (%d)\n" : "check: passed\n", failures);
   }
-  return failures ? 1 : 0;
+  return failures ? exit_check_failed : exit_ok;
 }
 
 // the seed study: log-likelihood variance and ESS over R seeds
@@ -752,7 +953,14 @@ int study(const options& o, const std::vector<std::int64_t>& ys) {
   double seconds = 0;
   for (int k = 0; k < o.repeat; ++k) {
     const std::uint64_t seed = o.seed + static_cast<std::uint64_t>(k);
-    const result r = run(o, ys, seed, !o.quiet);
+    result r;
+    try {
+      r = run(o, ys, seed, !o.quiet);
+    } catch (const filter_collapse& e) {
+      std::printf("%6llu  collapsed: %s\n", static_cast<unsigned long long>(seed), e.what());
+      ll.push_back(-std::numeric_limits<double>::infinity());
+      continue;
+    }
     const double me = std::accumulate(r.ess.begin(), r.ess.end(), 0.0) / ys.size();
     const double mi = *std::min_element(r.ess.begin(), r.ess.end());
     std::printf("%6llu %12.4f %10.1f %10.1f %8.3f\n", static_cast<unsigned long long>(seed),
@@ -760,7 +968,7 @@ int study(const options& o, const std::vector<std::int64_t>& ys) {
     ll.push_back(r.log_likelihood), mean_ess.push_back(me), min_ess.push_back(mi);
     seconds += r.seconds;
   }
-  // runs where every particle became incompatible with a count give -inf;
+  // runs that collapsed (no particle compatible with a count) count as -inf;
   // the statistics are over the finite runs
   std::vector<double> fin;
   for (double x : ll)
@@ -777,35 +985,57 @@ int study(const options& o, const std::vector<std::int64_t>& ys) {
       "(sd %.4f); mean ESS %.1f; mean min ESS %.1f; %.3f s per run\n",
       o.repeat, fin.size(), m, var, std::sqrt(var), mean(mean_ess), mean(min_ess),
       seconds / o.repeat);
-  if (o.check && fin.size() != ll.size()) return 1;
-  return 0;
+  if (o.check && fin.size() != ll.size()) return exit_check_failed;
+  return exit_ok;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   const options o = parse(argc, argv);
-  const std::vector<std::int64_t> ys = o.data.empty() ? boarding_school : read_counts(o.data);
+  const std::vector<std::int64_t> ys =
+      o.data.empty() ? boarding_school : read_counts(o.data, o.population);
   for (std::int64_t y : ys)
-    if (y > o.population) usage_error("a count exceeds --population");
+    if (y > o.population) input_error("a count exceeds --population");
+  outputs out;
   try {
+    if (!o.out.empty()) out = open_outputs(o.out);  // before the work: a bad path fails at once
     marg::set_backend(o.backend == "cpu"    ? marg::backend::cpu
                       : o.backend == "cuda" ? marg::backend::cuda
                                             : marg::backend::automatic);
-    std::printf("SIR particle filter: %s, %d particles, %s, %s backend, seed %llu\n",
+  } catch (const output_error& e) {
+    std::fprintf(stderr, "sir: %s\n", e.what());
+    return exit_output_failed;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "sir: %s\n", e.what());
+    return exit_bad_input;
+  }
+  int status = exit_ok;
+  try {
+    std::printf("SIR particle filter: %s, %d x %d particles, %s, %s backend, seed %llu\n",
                 o.marginalize ? "Δi, Δr marginalized (libmarg)" : "Δi, Δr sampled (bootstrap)",
-                o.particles, o.use_float ? "float" : "double",
+                o.replicates, o.particles, o.use_float ? "float" : "double",
                 marg::current_backend() == marg::backend::cuda ? "cuda" : "cpu",
                 static_cast<unsigned long long>(o.seed));
     std::printf("data: %zu days%s, population %lld, %lld infected on day 0\n\n", ys.size(),
                 o.data.empty() ? " (boarding-school influenza, 1978)" : "",
                 static_cast<long long>(o.population), static_cast<long long>(o.initial));
-    if (o.repeat > 0) return study(o, ys);
-    const result r = run(o, ys, o.seed, !o.quiet);
-    if (!o.out.empty()) write_csv(o.out, ys, r);
-    return report(o, ys, r);
-  } catch (const std::exception& e) {
+    if (o.repeat > 0) return finish("sir", study(o, ys));
+    const pooled p = run_replicates(o, ys);
+    status = report(o, ys, p);  // stdout first: the results survive a failing file
+    if (!o.out.empty()) write_csv(out, ys, p, o);
+  } catch (const filter_collapse& e) {
+    std::fflush(stdout);
     std::fprintf(stderr, "sir: %s\n", e.what());
-    return 2;
+    return finish("sir", exit_filter_failed);
+  } catch (const output_error& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "sir: %s\n", e.what());
+    return finish("sir", exit_output_failed);
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "sir: %s\n", e.what());
+    return finish("sir", exit_bad_input);
   }
+  return finish("sir", status);
 }

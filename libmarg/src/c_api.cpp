@@ -268,4 +268,32 @@ marg_status marg_log_prob_sum_f64(int m, const double* p, int incp, int64_t lowe
                       log_prob);
 }
 
+// ---- Devices (issue 34) ------------------------------------------------------
+
+marg_status marg_set_device(int device) {
+  return guarded([&] { marg::set_device(device); });
+}
+
+marg_status marg_get_device(int* device) {
+  return guarded([&] {
+    MARG_EXPECTS(device != nullptr, std::string("marg_get_device: device is null"));
+    *device = marg::current_device();
+  });
+}
+
+marg_status marg_device_pool_stats(int device, size_t* in_use, size_t* reserved, size_t* limit) {
+  return guarded([&] {
+    const marg::pool_statistics s = marg::pool_stats(device);
+    if (in_use != nullptr) *in_use = s.bytes_in_use;
+    if (reserved != nullptr) *reserved = s.bytes_reserved;
+    if (limit != nullptr) *limit = s.limit;
+  });
+}
+
+marg_status marg_set_device_pool_limit(int device, size_t bytes) {
+  return guarded([&] { marg::set_pool_limit(bytes, device); });
+}
+
+// ---- end of the device section ------------------------------------------------
+
 }  // extern "C"

@@ -7,17 +7,20 @@
 #include <thread>
 
 #include "detail/banded.hpp"
+#include "detail/environment.hpp"
 
 namespace marg {
 namespace {
 
-std::atomic<backend> requested{backend::automatic};
+// set_backend's choice; -1: none yet (MARG_BACKEND, else automatic)
+std::atomic<int> requested{-1};
 
+// MARG_NUM_THREADS, else the hardware concurrency; a bad value gives the
+// hardware concurrency here (cpu_threads cannot throw) and an exception from
+// every computing call (check_environment)
 int initial_cpu_threads() {
-  if (const char* env = std::getenv("MARG_NUM_THREADS")) {
-    const int t = std::atoi(env);
-    if (t >= 1) return t;
-  }
+  const detail::env_setting& e = detail::environment(detail::env_var::num_threads);
+  if (e.present && e.error.empty()) return static_cast<int>(e.value);
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
@@ -56,15 +59,26 @@ void set_backend(backend b) {
     MARG_EXPECTS(device_count() > 0,
                  std::string("marg::set_backend: b = cuda, but no usable CUDA device was found"));
   }
-  requested.store(b);
+  detail::env_override(detail::env_var::backend);
+  requested.store(static_cast<int>(b));
 }
 
 backend requested_backend() {
-  return requested.load();
+  if (const int r = requested.load(); r >= 0) return static_cast<backend>(r);
+  detail::env_check(detail::env_var::backend);
+  const detail::env_setting& e = detail::environment(detail::env_var::backend);
+  if (!e.present) return backend::automatic;
+  const auto b = static_cast<backend>(e.value);
+  MARG_EXPECTS(
+      b != backend::cuda || (cuda_compiled() && device_count() > 0),
+      std::string("environment variable MARG_BACKEND = 'cuda', but ") +
+          (cuda_compiled() ? "no usable CUDA device was found" : "this build has no CUDA backend") +
+          " (use cpu or automatic, or unset it)");
+  return b;
 }
 
 backend current_backend() {
-  switch (requested.load()) {
+  switch (requested_backend()) {
     case backend::cpu:
       return backend::cpu;
     case backend::cuda:
@@ -96,6 +110,7 @@ void inject_cuda_launch_error_for_testing() {
 void set_cpu_threads(int threads) {
   MARG_EXPECTS(threads >= 1,
                detail::bad_argument("marg::set_cpu_threads", "threads", threads, ">= 1"));
+  detail::env_override(detail::env_var::num_threads);
   threads_setting().store(threads);
 }
 

@@ -1,6 +1,8 @@
 // Public numeric entry points: check arguments once, pick the backend, run.
 #include <marg/numeric/backend.hpp>
+#include <marg/numeric/cancel.hpp>
 #include <marg/numeric/convolve.hpp>
+#include <marg/numeric/environment.hpp>
 #include <marg/numeric/error.hpp>
 
 #include <climits>
@@ -16,35 +18,8 @@ namespace {
 using detail::bad_argument;
 using detail::banded_args;
 using detail::banded_op;
-
-const char* name_of(banded_op op, bool batched) {
-  switch (op) {
-    case banded_op::convolve:
-      return batched ? "marg::convolve_batched" : "marg::convolve";
-    case banded_op::grad_p:
-      return batched ? "marg::convolve_grad_p_batched" : "marg::convolve_grad_p";
-    case banded_op::grad_q:
-      return batched ? "marg::convolve_grad_q_batched" : "marg::convolve_grad_q";
-  }
-  return "marg::convolve";
-}
-
-// operand names as the public signatures spell them
-struct operand_names {
-  const char *a, *inc_a, *stride_a, *b, *inc_b, *stride_b, *out, *inc_out, *stride_out;
-};
-
-operand_names names_of(banded_op op) {
-  switch (op) {
-    case banded_op::convolve:
-      return {"p", "incp", "stridep", "q", "incq", "strideq", "r", "incr", "strider"};
-    case banded_op::grad_p:
-      return {"g", "incg", "strideg", "q", "incq", "strideq", "gp", "incgp", "stridegp"};
-    case banded_op::grad_q:
-      return {"g", "incg", "strideg", "p", "incp", "stridep", "gq", "incgq", "stridegq"};
-  }
-  return {};
-}
+using detail::name_of;
+using detail::names_of;
 
 // the largest element offset of a batched strided operand, or -1 when it
 // overflows int64 or passes the address space (a batch stride can be any
@@ -80,7 +55,7 @@ bool overlaps(span x, span y) {
 template <class T>
 void check(const banded_args<T>& x, bool batched) {
   const char* f = name_of(x.op, batched);
-  const operand_names nm = names_of(x.op);
+  const detail::operand_names nm = names_of(x.op);
   MARG_EXPECTS(x.m >= 1, bad_argument(f, "m", x.m, ">= 1"));
   MARG_EXPECTS(x.n >= 1, bad_argument(f, "n", x.n, ">= 1"));
   MARG_EXPECTS(std::int64_t{x.m} + x.n - 1 <= INT_MAX,
@@ -127,16 +102,27 @@ void check(const banded_args<T>& x, bool batched) {
 template <class T>
 void run(const banded_args<T>& x, bool batched, stream_view stream) {
   check(x, batched);
+  check_environment();
   if (x.batch == 0) return;
+  const cancel_scope* scope = cancel_scope::current();
+  if (scope != nullptr) {
+    // m * n < 2^62 (both below 2^31); the batch product saturates
+    const std::int64_t per = std::int64_t{x.m} * x.n;
+    const std::int64_t work = per > INT64_MAX / x.batch ? INT64_MAX : per * x.batch;
+    scope->check_work(work, name_of(x.op, batched));
+  }
 #ifdef MARG_WITH_CUDA
   if (current_backend() == backend::cuda) {
     detail::cuda::run(x, stream);
+    if (scope != nullptr) scope->throw_if_stopped();
     return;
   }
 #else
   (void)stream;
 #endif
   detail::cpu::run(x);
+  // the CPU product skips its remaining blocks once a stop is requested
+  if (scope != nullptr) scope->throw_if_stopped();
 }
 
 }  // namespace

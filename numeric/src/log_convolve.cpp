@@ -13,6 +13,7 @@
 // (src/cuda/log_space.cu).
 #include <marg/numeric/array.hpp>
 #include <marg/numeric/backend.hpp>
+#include <marg/numeric/cancel.hpp>
 #include <marg/numeric/convolve.hpp>
 #include <marg/numeric/error.hpp>
 #include <marg/numeric/log_convolve.hpp>
@@ -191,8 +192,11 @@ struct lse_accumulator {
 // one linear product on host vectors, on host threads
 template <class T>
 void host_product(banded_op op, std::int64_t m, std::int64_t n, const T* a, const T* b, T* out) {
+  const cancel_scope* const scope = cancel_scope::current();
+  if (scope != nullptr) scope->check_work(m * n, "marg::log_convolve");
   detail::cpu::run<T>(
       {op, static_cast<int>(m), static_cast<int>(n), a, 1, 0, b, 1, 0, out, 1, 0, 1});
+  if (scope != nullptr) scope->throw_if_stopped();
 }
 
 // r of one problem whose operands need more than one run each, on the host

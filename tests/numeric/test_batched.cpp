@@ -108,7 +108,7 @@ TEMPLATE_TEST_CASE("batched: long rows in batches that fill the GPU", "[numeric]
   check_batch<T>(g, {op::grad_p, 100, 300, 4000});
 }
 
-// round 40's dispatch rules (launch_banded.cu): on an H100 float gradients of
+// the dispatch rules (launch_banded.cu): on an H100 float gradients of
 // ~800 outputs in hundreds of problems go to the 3xTF32 kernel, double batches
 // of few taps and long outputs to the large tile
 TEMPLATE_TEST_CASE("batched: gradients of ~800 outputs, and few taps with long outputs",
@@ -125,7 +125,7 @@ TEMPLATE_TEST_CASE("batched: gradients of ~800 outputs, and few taps with long o
   }
 }
 
-// round 41's rule (launch_banded.cu, batch_audit::pairs_grad): float gradients
+// the pairs_grad rule (launch_banded.cu, batch_audit::pairs_grad): float gradients
 // of more than 256 taps and 257-512 outputs from 340 problems go to the
 // paired-block kernel (pairs.cuh) where its layout fits; 513 outputs, just
 // past the bound, keep the tiles
@@ -140,7 +140,7 @@ TEMPLATE_TEST_CASE("batched: gradients of long taps and a few hundred outputs", 
   check_batch<T>(g, {op::grad_q, 450, 400, 520});
 }
 
-// round 43's rule (launch_banded.cu, batch_audit::big_grad_batch): float
+// the big_grad_batch rule (launch_banded.cu, batch_audit::big_grad_batch): float
 // gradients of more than 256 taps and 513-767 outputs go to the paired-block
 // kernel from 1500 problems and to lane per problem from 3000 where they fit;
 // 1499 problems keep the tiles

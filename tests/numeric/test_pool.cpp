@@ -388,3 +388,41 @@ TEMPLATE_TEST_CASE("pool (cuda): host, pool and mixed operands, threads with the
   marg::set_backend(saved);
   CHECK(errors.load() == 0);
 }
+
+TEST_CASE("every pool call keeps its documented behaviour at every limit", "[pool]") {
+  const limit_guard guard;
+  const std::size_t minimum = marg::pool_minimum_limit();
+  CHECK(minimum > 0);
+  CHECK(minimum <= marg::pool_stats().bytes_reserved);
+  const std::size_t reserved = marg::pool_stats().bytes_reserved;
+  for (const std::size_t limit :
+       {std::size_t{1}, std::size_t{4096}, minimum - 1, minimum, reserved, reserved + 64 * MiB}) {
+    INFO("limit " << limit << ", minimum " << minimum << ", reserved " << reserved);
+    marg::set_pool_limit(limit);
+    CHECK(marg::pool_limit() == limit);
+    CHECK(marg::pool_stats().limit == limit);
+    // a block needing new memory past the cap throws out_of_memory, nothing else
+    for (const std::size_t bytes : {std::size_t{64}, 4 * MiB}) {
+      void* p = nullptr;
+      try {
+        p = marg::allocate(bytes);
+      } catch (const marg::out_of_memory&) {
+        CHECK(limit < reserved + 64 * MiB);
+      }
+      if (p != nullptr) {
+        CHECK(aligned(p));
+        std::memset(p, 0x5a, bytes);
+        marg::deallocate(p, bytes);
+      }
+    }
+    marg::pool_trim();
+    CHECK(marg::pool_stats().limit == limit);
+  }
+  // a cap of 0 is refused and changes nothing
+  CHECK_THROWS_AS(marg::set_pool_limit(0), marg::invalid_argument);
+  CHECK(marg::pool_limit() == reserved + 64 * MiB);
+  marg::set_pool_limit(guard.saved);
+  void* p = marg::allocate(MiB);
+  REQUIRE(p != nullptr);
+  marg::deallocate(p, MiB);
+}

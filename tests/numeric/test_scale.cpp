@@ -95,8 +95,8 @@ TEMPLATE_TEST_CASE("scale: m = n = 65536 sampled against the long double loop", 
   for (const op o : all_ops) check_sampled<T>(g, o, 65536, 65536, on_gpu<TestType>());
 }
 
-// Single problems of more than 2048 taps, one per rule of round 21's dispatch
-// on the CUDA backend (bench/notes/single.md): wgmma from 1.15e8 band
+// Single problems of more than 2048 taps, one per rule of the dispatch
+// on the CUDA backend (docs/kernel-notes.md): wgmma from 1.15e8 band
 // multiply-adds (1.6e8 for square gradients), the wide tile at 2049-4096
 // float taps, DMMA from 2.6e7 / 3e7 in double, and the tiles of
 // long_taps_tile. The CPU backend runs the same products.
@@ -150,7 +150,7 @@ TEMPLATE_TEST_CASE("scale: batches of 1..10000 small problems", "[numeric][scale
     check_batch<T>(g, pr);
   }
   // batched full convolutions whose band cuts DMMA's 128-output tiles (on
-  // the GPU in double: the warps' step ranges of bench/NOTES.md round 26):
+  // the GPU in double: the warps' step ranges, docs/kernel-notes.md):
   // equal odd lengths, and taps shorter than x with a gapped, broadcast and
   // strided layout
   for (const auto& [m, n, batch, la, lb] :
@@ -167,7 +167,7 @@ TEMPLATE_TEST_CASE("scale: batches of 1..10000 small problems", "[numeric][scale
 }
 
 // Single problems of at most 2048 taps and more than 32768 outputs, one per
-// rule of round 22's dispatch on the CUDA backend (bench/notes/single.md):
+// rule of the dispatch on the CUDA backend (docs/kernel-notes.md):
 // the tiles of long_out_tile, the wide tile beyond 32768 outputs, mma_tf32
 // and DMMA at few taps, wgmma from 1024 taps. The CPU backend runs the same
 // products.

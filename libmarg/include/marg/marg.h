@@ -395,6 +395,47 @@ marg_status marg_log_prob_sum_f64(int m, const double* p, int incp, int64_t lowe
                                   const double* q, int incq, int64_t lower_y, int64_t k,
                                   double* log_prob);
 
+/* ---- Devices (issue 34): which CUDA device a call runs on -------------- */
+
+/**
+ * Makes a CUDA device the calling thread's current device (cudaSetDevice):
+ * later calls of this thread with the default (NULL) stream run there; a call
+ * on an explicit stream runs on the stream's device (see marg/numeric/device.hpp).
+ * @param device a device index in [0, marg_device_count())
+ * @return MARG_SUCCESS, MARG_ERROR_INVALID_ARGUMENT for a device out of range
+ *         (also without a GPU), or MARG_ERROR_CUDA
+ */
+marg_status marg_set_device(int device);
+
+/**
+ * @param device receives the device that the calling thread's next call with
+ *        the default stream runs on (CUDA's current device), or -1 when no GPU
+ *        is usable
+ * @return MARG_SUCCESS, MARG_ERROR_INVALID_ARGUMENT for a null pointer, or
+ *         MARG_ERROR_CUDA
+ */
+marg_status marg_get_device(int* device);
+
+/**
+ * Counters of one device's pool (each device has its own pool and cap).
+ * @param device a CUDA device, or -1 for the calling thread's current device
+ * @param in_use receives the bytes allocated and not freed (may be NULL)
+ * @param reserved receives the bytes obtained from the system (may be NULL)
+ * @param limit receives the cap on reserved bytes (may be NULL)
+ * @return MARG_SUCCESS or MARG_ERROR_INVALID_ARGUMENT for a device out of range
+ */
+marg_status marg_device_pool_stats(int device, size_t* in_use, size_t* reserved, size_t* limit);
+
+/**
+ * Sets the cap on one device's pool.
+ * @param device a CUDA device, or -1 for the calling thread's current device
+ * @param bytes the new cap (>= 1)
+ * @return MARG_SUCCESS or MARG_ERROR_INVALID_ARGUMENT
+ */
+marg_status marg_set_device_pool_limit(int device, size_t bytes);
+
+/* ---- end of the device section ------------------------------------------ */
+
 #ifdef __cplusplus
 }
 #endif

@@ -10,7 +10,10 @@
 #include <marg/distributions/pmf.hpp>
 #include <marg/numeric/array.hpp>
 #include <marg/numeric/backend.hpp>
+#include <marg/numeric/cancel.hpp>
 #include <marg/numeric/convolve.hpp>
+#include <marg/numeric/device.hpp>
+#include <marg/numeric/environment.hpp>
 #include <marg/numeric/error.hpp>
 #include <marg/numeric/graph.hpp>
 #include <marg/numeric/log_convolve.hpp>

@@ -1,5 +1,7 @@
 #include "correlate.hpp"
 
+#include <marg/numeric/cancel.hpp>
+
 #define EIGEN_DONT_PARALLELIZE  // threads are ours (parallel_for)
 #include <Eigen/Core>
 
@@ -78,8 +80,12 @@ void correlate_simd(const correlation<T>& c, int threads) {
   const std::int64_t t0 = std::min(c.lead, span), t1 = std::min(c.lead + c.lx, span);
   if (t1 > t0) std::copy(c.x, c.x + (t1 - t0), xb.begin() + t0);
   const T* const x = xb.data();
+  // read on the calling thread: the workers see its scope
+  const cancel_scope* const scope = cancel_scope::current();
   const auto run = [&](std::int64_t i0, std::int64_t i1) {
     for (std::int64_t j0 = i0 * B; j0 < i1 * B; j0 += B) {
+      // a stop skips the remaining tiles (the caller throws)
+      if (scope != nullptr && (j0 / B) % 16 == 0 && scope->stop_requested()) return;
       // taps whose window [j0 + k, j0 + k + B) meets the non-zero X
       const std::int64_t k0 = std::max<std::int64_t>(0, c.lead - j0 - B + 1);
       const std::int64_t k1 = std::min<std::int64_t>(c.la, c.lead + c.lx - j0);
@@ -129,6 +135,8 @@ void correlate_blocked(const correlation<T>& c, std::int64_t block, int threads)
   // blocking (and so the rounding) depends on the shape of each call, and
   // results must not change with the number of threads.
   const std::int64_t n_chunks = (n_out + tuning::chunk_columns - 1) / tuning::chunk_columns;
+  // read on the calling thread: the workers see its scope
+  const cancel_scope* const scope = cancel_scope::current();
   parallel_for(n_chunks, threads, [&](std::int64_t k0, std::int64_t k1) {
     matrix cb(bs, bs);
     // partial sums of a group of block diagonals in T, then into a double
@@ -142,6 +150,8 @@ void correlate_blocked(const correlation<T>& c, std::int64_t block, int threads)
       acc.setZero();
       std::int64_t in_part = 0;
       for (std::int64_t b = 0; b < n_diag; ++b) {
+        // a stop skips the remaining blocks (the caller throws)
+        if (scope != nullptr && b % 16 == 0 && scope->stop_requested()) return;
         // output columns whose X block c + b holds non-zeros
         const std::int64_t lo = std::max(c0, x0 - b);
         const std::int64_t hi = std::min(c1, x1 - b);

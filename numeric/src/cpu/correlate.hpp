@@ -11,13 +11,13 @@
 namespace marg::detail::cpu {
 
 /// Tile sizes and thresholds of the CPU backend, in one place. Paths by
-/// measurement (one thread, AMD EPYC with AVX2, bench/notes/cpu_tiles): fewer
+/// measurement (one thread, AMD EPYC with AVX2): fewer
 /// taps than simd_min_taps the direct loop; else the register tiles up to
 /// simd_max_conv_work / simd_max_grad_work multiply-adds or where the shorter side is below
 /// blocked_min; else the block-Toeplitz product.
 struct tuning {
   /// taps below which the direct (axpy) loop beats the register tiles or
-  /// ties (bench/notes/cpu_tiles/sweep.txt, us: float convolve 8 taps x 1007
+  /// ties (us: float convolve 8 taps x 1007
   /// outputs direct 1.55, tiles 1.52; 16 x 1015 2.30 / 1.44; double convolve
   /// 32 x 1031 4.69 / 5.87; double gradient 48 x 1000 5.66 / 5.26)
   template <class T>
@@ -49,10 +49,10 @@ struct tuning {
   /// stack straight from their operands (banded_cpu.cpp, run_tiny): there a
   /// problem's fixed costs (scratch vectors, zeroing, copies) outweighed its
   /// multiply-adds (65536 problems of 6 x 6 took 2x the plain loop's time).
-  /// bench/notes/cpu_tiny/sweep.txt, ns per problem, old path / run_tiny:
+  /// ns per problem, old path / run_tiny:
   /// float convolve 12 x 12 121 / 50, grad_p 8 x 8 50 / 21, convolve 100 x 6
   /// 133 / 103; up to 1024 outputs run_tiny was not faster at 1000
-  /// (sweep_max1024.txt: float convolve 1000 x 15 1890 / 2409), so longer
+  /// (float convolve 1000 x 15 1890 / 2409), so longer
   /// outputs keep correlate_direct
   static constexpr std::int64_t tiny_max_out = 128;
   /// outputs per block of run_tiny: two 32-byte vectors of double sums

@@ -1,6 +1,7 @@
-// CUDA backend entry: resolves the stream, makes every operand readable by
-// kernels and hands them to launch_banded. All of it is ordered on the stream:
-//   device memory      used as is;
+// CUDA backend entry: resolves the stream and its device, makes every operand
+// readable by kernels and hands them to launch_banded. All of it is ordered on
+// the stream:
+//   device memory      used as is (it must be the call's device's);
 //   managed memory     prefetched to the device on the stream;
 //   host memory        staged through pool blocks (kernels cannot read
 //                      pageable memory on these GPUs), copied back and
@@ -13,40 +14,12 @@
 #include <marg/numeric/stream.hpp>
 
 #include "../detail/banded.hpp"
-#include "../memory/pool_extents.hpp"
 #include "cuda_check.hpp"
 #include "launch.hpp"
 #include "stream.hpp"
 
 namespace marg::detail::cuda {
 namespace {
-
-enum class memory_kind { device, managed, host };
-
-memory_kind kind_of(const void* p) {
-  // pool blocks (every marg::array) are known without a driver call
-  switch (pool_memory_of(p)) {
-    case pool_memory::managed:
-      return memory_kind::managed;
-    case pool_memory::host:
-      return memory_kind::host;
-    case pool_memory::none:
-      break;
-  }
-  cudaPointerAttributes attr{};
-  if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return memory_kind::host;
-  }
-  switch (attr.type) {
-    case cudaMemoryTypeDevice:
-      return memory_kind::device;
-    case cudaMemoryTypeManaged:
-      return memory_kind::managed;
-    default:  // unregistered or pinned host memory: staged alike
-      return memory_kind::host;
-  }
-}
 
 // a pool block on a stream, returned to the pool on that stream
 class pool_block {
@@ -72,10 +45,11 @@ std::int64_t extent(std::int64_t len, int inc, std::int64_t stride, int batch) {
 
 // makes one operand kernel-readable; returns the pointer kernels use
 template <class T>
-T* ready(T* p, std::int64_t elements, bool copy_in, cudaStream_t s,
-         std::optional<pool_block>& block) {
+T* ready(T* p, std::int64_t elements, bool copy_in, const call_scope& call, const char* function,
+         const char* operand, std::optional<pool_block>& block) {
+  const cudaStream_t s = call.stream;
   const std::size_t bytes = static_cast<std::size_t>(elements) * sizeof(T);
-  switch (kind_of(p)) {
+  switch (operand_kind(p, call.device, function, operand)) {
     case memory_kind::device:
       return p;
     case memory_kind::managed:
@@ -98,7 +72,9 @@ T* ready(T* p, std::int64_t elements, bool copy_in, cudaStream_t s,
 
 template <class T>
 void run(const banded_args<T>& args, stream_view sv) {
-  const cudaStream_t stream = resolve(sv);
+  // the stream's device, made current for the launch, or the current device
+  const call_scope call(sv);
+  const cudaStream_t stream = call.stream;
   const auto len = lengths_of(args.op, args.m, args.n);
   const std::int64_t ext_a = extent(len.a, args.inc_a, args.stride_a, args.batch);
   const std::int64_t ext_b = extent(len.b, args.inc_b, args.stride_b, args.batch);
@@ -109,9 +85,11 @@ void run(const banded_args<T>& args, stream_view sv) {
 
   std::optional<pool_block> ba, bb, bo;  // destroyed (on the stream) after the copy back
   banded_args<T> x = args;
-  x.a = ready(const_cast<T*>(args.a), ext_a, true, stream, ba);
-  x.b = ready(const_cast<T*>(args.b), ext_b, true, stream, bb);
-  x.out = ready(args.out, ext_out, gaps, stream, bo);
+  const char* f = name_of(args.op, args.batch > 1);
+  const operand_names nm = names_of(args.op);
+  x.a = ready(const_cast<T*>(args.a), ext_a, true, call, f, nm.a, ba);
+  x.b = ready(const_cast<T*>(args.b), ext_b, true, call, f, nm.b, bb);
+  x.out = ready(args.out, ext_out, gaps, call, f, nm.out, bo);
   launch_banded(x, stream);
   mark_enqueued(stream);
   if (bo) {

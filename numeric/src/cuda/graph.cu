@@ -4,6 +4,7 @@
 // prefetch), one graph launch per replay.
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include <marg/numeric/error.hpp>
@@ -23,6 +24,7 @@ struct managed_range {
 struct recording {
   cudaGraphExec_t exec = nullptr;
   std::vector<managed_range> managed;
+  int device = 0;    // the device the calls were captured on: replays run there
   std::mutex mutex;  // replays from several threads launch one at a time
 };
 
@@ -64,7 +66,9 @@ void begin_capture(void* handle) {
 }
 
 void* end_capture(void* handle, bool keep) {
-  const cudaStream_t s = cuda::resolve(stream_view{handle});
+  // the captured stream, also when the thread changed devices since
+  const cudaStream_t s =
+      cuda::tl_capture != nullptr ? cuda::tl_capture->stream : cuda::resolve(stream_view{handle});
   std::unique_ptr<cuda::capture_state> state(cuda::tl_capture);
   cuda::tl_capture = nullptr;
   cudaGraph_t graph = nullptr;
@@ -80,12 +84,18 @@ void* end_capture(void* handle, bool keep) {
   (void)cudaGraphDestroy(graph);
   MARG_CUDA_TRY(made);
   rec->managed = std::move(state->managed);
+  rec->device = cuda::device_of(s);
   return rec.release();
 }
 
 void replay(const void* graph, void* handle) {
   auto* rec = static_cast<cuda::recording*>(const_cast<void*>(graph));
-  const cudaStream_t s = cuda::resolve(stream_view{handle});
+  const cuda::call_scope call(stream_view{handle});
+  MARG_EXPECTS(call.device == rec->device,
+               "marg::call_graph::replay: the calls were captured on CUDA device " +
+                   std::to_string(rec->device) + ", but the replay runs on device " +
+                   std::to_string(call.device) + " (the current device, or the stream's)");
+  const cudaStream_t s = call.stream;
   const std::lock_guard lock(rec->mutex);
   // skipped when these bytes are still on the device from this stream's work
   for (const cuda::managed_range& r : rec->managed) cuda::prefetch_managed(r.ptr, r.bytes, true, s);

@@ -12,7 +12,6 @@
 #include <marg/numeric/convolve.hpp>
 #include <marg/numeric/pool.hpp>
 
-#include "../memory/pool_extents.hpp"
 #include "cuda_check.hpp"
 #include "log_space.hpp"
 #include "stream.hpp"
@@ -97,21 +96,8 @@ unsigned blocks_for(std::int64_t elements) {
 }
 
 // kernels can read device and managed memory; plain host memory needs the host path
-bool kernel_readable(const void* p) {
-  switch (pool_memory_of(p)) {
-    case pool_memory::managed:
-      return true;
-    case pool_memory::host:
-      return false;
-    case pool_memory::none:
-      break;
-  }
-  cudaPointerAttributes attr{};
-  if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return false;
-  }
-  return attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged;
+bool kernel_readable(const void* p, int device, const char* function, const char* operand) {
+  return operand_kind(p, device, function, operand) != memory_kind::host;
 }
 
 }  // namespace
@@ -119,8 +105,13 @@ bool kernel_readable(const void* p) {
 template <class T>
 bool log_convolve_on_device(const log_problem<T>& x, stream_view stream,
                             std::vector<std::int64_t>& host_problems) {
-  if (!kernel_readable(x.a) || !kernel_readable(x.b) || !kernel_readable(x.r)) return false;
-  const cudaStream_t s = resolve(stream);
+  // the stream's device, made current for the launches, or the current device
+  const call_scope call(stream);
+  const char* f = x.batch > 1 ? "marg::log_convolve_batched" : "marg::log_convolve";
+  const bool a = kernel_readable(x.a, call.device, f, "a");
+  const bool b = kernel_readable(x.b, call.device, f, "b");
+  if (!kernel_readable(x.r, call.device, f, "r") || !a || !b) return false;
+  const cudaStream_t s = call.stream;
   const std::int64_t na = x.stridea == 0 ? 1 : x.batch, nb = x.strideb == 0 ? 1 : x.batch;
   const std::int64_t lr = std::int64_t{x.m} + x.n - 1;
   const stream_view sv{s};

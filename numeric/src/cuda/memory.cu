@@ -2,6 +2,7 @@
 // function here is noexcept: CUDA errors come back as nullptr or false and are
 // cleared, so that the pool's hooks and deallocate never throw.
 #include <mutex>
+#include <new>
 #include <vector>
 
 #include <marg/numeric/backend.hpp>
@@ -13,10 +14,17 @@
 namespace marg::detail::device {
 namespace {
 
-// recycled events (creating one costs more than recording it)
+// an event and the device it was made on (an event records only on streams
+// of its own device)
+struct device_event {
+  cudaEvent_t event;
+  int device;
+};
+
+// recycled events per device (creating one costs more than recording it)
 struct event_pool {
   std::mutex mutex;
-  std::vector<cudaEvent_t> spare;
+  std::vector<device_event*> spare[cuda::max_devices];
 };
 
 event_pool& events() {
@@ -57,30 +65,64 @@ std::size_t free_memory() noexcept {
   return free;
 }
 
+void make_current(int device) {
+  MARG_CUDA_TRY(cudaSetDevice(device));
+}
+
+void restore_current(int device) noexcept {
+  if (cudaSetDevice(device) != cudaSuccess) (void)cudaGetLastError();
+}
+
 void* record_event(void* stream) noexcept {
-  cudaEvent_t e = nullptr;
+  const auto s = static_cast<cudaStream_t>(stream);
+  int dev = 0;
+  try {
+    dev = cuda::device_of(s);
+  } catch (...) {
+    return nullptr;
+  }
+  device_event* e = nullptr;
   {
     event_pool& p = events();
     const std::lock_guard lock(p.mutex);
-    if (!p.spare.empty()) {
-      e = p.spare.back();
-      p.spare.pop_back();
+    if (!p.spare[dev].empty()) {
+      e = p.spare[dev].back();
+      p.spare[dev].pop_back();
     }
   }
-  if (e == nullptr && cudaEventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return nullptr;
+  if (e == nullptr) {
+    cudaEvent_t ev = nullptr;
+    int here = 0;
+    if (cudaGetDevice(&here) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return nullptr;
+    }
+    // an event belongs to the device current at its creation
+    const bool other = here != dev;
+    if ((other && cudaSetDevice(dev) != cudaSuccess) ||
+        cudaEventCreateWithFlags(&ev, cudaEventDisableTiming) != cudaSuccess) {
+      (void)cudaGetLastError();
+      if (other) restore_current(here);
+      return nullptr;
+    }
+    if (other) restore_current(here);
+    e = new (std::nothrow) device_event{ev, dev};
+    if (e == nullptr) {
+      (void)cudaEventDestroy(ev);
+      return nullptr;
+    }
   }
-  if (cudaEventRecord(e, static_cast<cudaStream_t>(stream)) != cudaSuccess) {
+  if (cudaEventRecord(e->event, s) != cudaSuccess) {
     (void)cudaGetLastError();
-    (void)cudaEventDestroy(e);
+    (void)cudaEventDestroy(e->event);
+    delete e;
     return nullptr;
   }
   return e;
 }
 
 bool event_done(void* event) noexcept {
-  const cudaError_t s = cudaEventQuery(static_cast<cudaEvent_t>(event));
+  const cudaError_t s = cudaEventQuery(static_cast<device_event*>(event)->event);
   if (s == cudaErrorNotReady) return false;
   cuda::note_host_observed();
   // an error other than not-ready: the work will never run, so nothing uses the blocks
@@ -90,16 +132,18 @@ bool event_done(void* event) noexcept {
 
 void release_event(void* event) noexcept {
   event_pool& p = events();
+  auto* e = static_cast<device_event*>(event);
   try {
     const std::lock_guard lock(p.mutex);
-    p.spare.push_back(static_cast<cudaEvent_t>(event));
+    p.spare[e->device].push_back(e);
   } catch (...) {
-    (void)cudaEventDestroy(static_cast<cudaEvent_t>(event));
+    (void)cudaEventDestroy(e->event);
+    delete e;
   }
 }
 
 void wait_and_release_event(void* event) noexcept {
-  if (cudaEventSynchronize(static_cast<cudaEvent_t>(event)) != cudaSuccess)
+  if (cudaEventSynchronize(static_cast<device_event*>(event)->event) != cudaSuccess)
     (void)cudaGetLastError();
   cuda::note_host_observed();
   release_event(event);

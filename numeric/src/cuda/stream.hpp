@@ -8,12 +8,62 @@
 
 #include <marg/numeric/stream.hpp>
 
+#include "../memory/device_memory.hpp"
+
 namespace marg::detail::cuda {
 
-/// @param stream a view; the default names the calling thread's libmarg stream
+/// Most devices libmarg serves in one process (indices 0 .. max_devices - 1).
+inline constexpr int max_devices = device::max_devices;
+
+/// @return the calling thread's current device: 0 without asking CUDA when
+///         one device is visible, else cudaGetDevice
+/// @throws marg::cuda_error
+int current_device_id();
+
+/// @param stream a resolved stream
+/// @return the device `stream` belongs to (libmarg's own streams are known
+///         without a driver call; one visible device answers 0)
+/// @throws marg::cuda_error
+int device_of(cudaStream_t stream);
+
+/// @param stream a view; the default names the calling thread's libmarg
+///        stream of the current device
 /// @return the cudaStream_t (the thread's stream is created on first use)
 /// @throws marg::cuda_error when the stream cannot be created
 cudaStream_t resolve(stream_view stream);
+
+/// The device and stream of one libmarg call: the default stream resolves to
+/// the calling thread's stream on its current device; an explicit stream
+/// runs the call on the stream's device, made current for the scope's
+/// lifetime (kernels launch on the current device) and restored after.
+class call_scope {
+ public:
+  /// @param stream the call's stream argument
+  /// @throws marg::cuda_error
+  explicit call_scope(stream_view stream);
+  /// Restores the device current before the call (errors ignored).
+  ~call_scope();
+  call_scope(const call_scope&) = delete;
+  call_scope& operator=(const call_scope&) = delete;
+  cudaStream_t stream = nullptr;  ///< the resolved stream
+  int device = 0;                 ///< the device the call runs on
+
+ private:
+  int restore_ = -1;
+};
+
+/// What memory an operand lives in.
+enum class memory_kind { device, managed, host };
+
+/// Classifies an operand of a call running on `device`: pool blocks without
+/// a driver call, other pointers through cudaPointerGetAttributes.
+/// @param p the operand
+/// @param device the call's device
+/// @param function the public function, for the error
+/// @param operand the operand's name, for the error
+/// @return its kind
+/// @throws marg::invalid_argument for device memory of another device
+memory_kind operand_kind(const void* p, int device, const char* function, const char* operand);
 
 /// Records that libmarg queued work on `stream`, so that the next host access
 /// ordered on it waits. Call after every launch or prefetch.

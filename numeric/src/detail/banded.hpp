@@ -52,7 +52,38 @@ constexpr banded_lengths lengths_of(banded_op op, std::int64_t m, std::int64_t n
   return {0, 0, 0};
 }
 
+/// @return the public function of `op` (batched or not), for messages
+inline const char* name_of(banded_op op, bool batched) {
+  switch (op) {
+    case banded_op::convolve:
+      return batched ? "marg::convolve_batched" : "marg::convolve";
+    case banded_op::grad_p:
+      return batched ? "marg::convolve_grad_p_batched" : "marg::convolve_grad_p";
+    case banded_op::grad_q:
+      return batched ? "marg::convolve_grad_q_batched" : "marg::convolve_grad_q";
+  }
+  return "marg::convolve";
+}
+
+/// Operand names as the public signatures spell them.
+struct operand_names {
+  const char *a, *inc_a, *stride_a, *b, *inc_b, *stride_b, *out, *inc_out, *stride_out;
+};
+
+/// @return the operand names of `op`, for messages
+inline operand_names names_of(banded_op op) {
+  switch (op) {
+    case banded_op::convolve:
+      return {"p", "incp", "stridep", "q", "incq", "strideq", "r", "incr", "strider"};
+    case banded_op::grad_p:
+      return {"g", "incg", "strideg", "q", "incq", "strideq", "gp", "incgp", "stridegp"};
+    case banded_op::grad_q:
+      return {"g", "incg", "strideg", "p", "incp", "stridep", "gq", "incgq", "stridegq"};
+  }
+  return {};
+}
 namespace cpu {
+
 /// Runs on host threads; pointers must be host-readable.
 template <class T>
 void run(const banded_args<T>& args);

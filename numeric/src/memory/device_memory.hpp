@@ -8,6 +8,9 @@
 
 namespace marg::detail::device {
 
+/// Most devices libmarg serves in one process (indices 0 .. max_devices - 1).
+inline constexpr int max_devices = 64;
+
 /// @return true when pool memory is CUDA managed memory (a GPU is usable)
 bool usable() noexcept;
 
@@ -22,6 +25,24 @@ void free_managed(void* p) noexcept;
 /// @return bytes free on the current device (0 without one)
 std::size_t free_memory() noexcept;
 
+/// @return the calling thread's current device (0 without a usable GPU)
+/// @throws marg::cuda_error
+int current();
+
+/// Makes `device` the calling thread's current device.
+/// @param device a device index
+/// @throws marg::cuda_error
+void make_current(int device);
+
+/// Makes `device` current again, ignoring errors (for destructors).
+/// @param device a device index
+void restore_current(int device) noexcept;
+
+/// @param stream a resolved cudaStream_t
+/// @return the device `stream` belongs to (0 without a usable GPU)
+/// @throws marg::cuda_error
+int stream_device(void* stream);
+
 /// @param handle a cudaStream_t, or nullptr for the calling thread's stream
 /// @return the cudaStream_t itself (the thread's stream created on first use)
 /// @throws marg::cuda_error when the thread's stream cannot be created
@@ -34,7 +55,8 @@ bool own_stream(void* stream) noexcept;
 
 /// Records an event on `stream` (events are recycled).
 /// @param stream a resolved cudaStream_t
-/// @return the event, or nullptr when recording failed
+/// @return the event (made on the stream's device), or nullptr when
+///         recording failed
 void* record_event(void* stream) noexcept;
 
 /// @param event from record_event
@@ -68,7 +90,7 @@ void host_access(const void* ptr, std::size_t bytes, void* stream);
 /// Migrates managed memory on `stream`; a no-op on other memory.
 /// @param ptr first byte
 /// @param bytes number of bytes
-/// @param to_device true: to the current device; false: to the host
+/// @param to_device true: to the stream's device; false: to the host
 /// @param stream a cudaStream_t or nullptr (the thread's stream)
 /// @throws marg::cuda_error
 void prefetch(const void* ptr, std::size_t bytes, bool to_device, void* stream);

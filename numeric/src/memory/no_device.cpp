@@ -16,6 +16,14 @@ void free_managed(void*) noexcept {}
 std::size_t free_memory() noexcept {
   return 0;
 }
+int current() {
+  return 0;
+}
+void make_current(int) {}
+void restore_current(int) noexcept {}
+int stream_device(void*) {
+  return 0;
+}
 void* resolve_stream(void* handle) {
   return handle;
 }

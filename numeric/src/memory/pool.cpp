@@ -1,7 +1,10 @@
-// The libmarg pool: one private jemalloc arena (see jemalloc.hpp and
-// cmake/marg_dependencies.cmake for how jemalloc is kept private) whose
+// The libmarg pool: one private jemalloc arena per device (see jemalloc.hpp
+// and cmake/marg_dependencies.cmake for how jemalloc is kept private) whose
 // extents come from CUDA managed memory when a GPU is usable and from mmap
-// otherwise.
+// otherwise (then one pool, index 0). Each pool has its own cap, counters,
+// chunks and stream lists; each thread has one jemalloc cache per pool
+// (a cache hands a freed block to the next allocation of its size whatever
+// the arena, so pools cannot share one).
 //
 // Extent hooks. Each alloc hook call maps one chunk. jemalloc may split a
 // chunk's extents and merge them back (merges are refused across chunks); a
@@ -15,6 +18,8 @@
 // after the free. Free lists are closed by recording an event on their
 // stream; a closed batch goes back to jemalloc (and so to every stream) only
 // once its event has completed: rmm's rule.
+#include <marg/numeric/backend.hpp>
+#include <marg/numeric/device.hpp>
 #include <marg/numeric/error.hpp>
 #include <marg/numeric/pool.hpp>
 
@@ -32,10 +37,12 @@
 #include <mutex>
 #include <shared_mutex>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "../detail/environment.hpp"
 #include "device_memory.hpp"
 #include "jemalloc.hpp"
 #include "pool_extents.hpp"
@@ -79,7 +86,18 @@ struct stream_list {
   std::size_t bytes = 0;
 };
 
+struct pool_state;
+
+// the hooks jemalloc calls with, and the pool they serve (standard layout:
+// the extent_hooks_t* jemalloc passes back is the address of the wrapper)
+struct arena_hooks {
+  extent_hooks_t hooks;
+  pool_state* state;
+};
+
 struct pool_state {
+  int index = 0;  // the device (0 without a GPU)
+  arena_hooks hooks{};
   unsigned arena = 0;
   bool managed = false;
   std::atomic<std::size_t> in_use{0};
@@ -94,11 +112,23 @@ struct pool_state {
   std::unordered_map<void*, stream_list> lists;  // libmarg streams only
   std::vector<batch> closed;
   std::size_t pending = 0;  // bytes in lists and closed batches
+
+  std::size_t minimum = 0;             // bytes the arena reserves for itself at creation
+  std::atomic<bool> limit_bad{false};  // MARG_POOL_LIMIT bad and not overridden
+  std::string limit_error;             // the message for it (set before publication)
 };
 
-pool_state* g_pool = nullptr;  // set before the arena exists: hooks read it
-// set once the pool is complete, for readers on any thread (pool_memory_of)
-std::atomic<pool_state*> g_published{nullptr};
+constexpr int max_pools = dev::max_devices;
+// set once a pool is complete, for readers on any thread (pool_memory_of, deallocate)
+std::atomic<pool_state*> g_published[max_pools];
+std::atomic<int> g_count{0};                // pools published
+std::atomic<int> g_end{0};                  // 1 + the highest index published
+std::atomic<pool_state*> g_first{nullptr};  // the first one published
+
+pool_state& state_of(extent_hooks_t* h) {
+  static_assert(std::is_standard_layout_v<arena_hooks>);
+  return *reinterpret_cast<arena_hooks*>(h)->state;
+}
 
 std::size_t align_up(std::size_t x, std::size_t a) {
   return (x + a - 1) / a * a;
@@ -143,10 +173,10 @@ void unmap(const chunk& c) noexcept {
 
 // ---------------------------------------------------------------- hooks
 
-void* hook_alloc(extent_hooks_t*, void* new_addr, std::size_t bytes, std::size_t alignment,
+void* hook_alloc(extent_hooks_t* h, void* new_addr, std::size_t bytes, std::size_t alignment,
                  bool* zero, bool* commit, unsigned) {
   if (new_addr != nullptr) return nullptr;  // no growth in place
-  pool_state& s = *g_pool;
+  pool_state& s = state_of(h);
   // reserve against the cap first, so that concurrent hooks cannot overshoot it
   std::size_t r = s.reserved.load();
   do {
@@ -185,8 +215,8 @@ std::map<std::uintptr_t, chunk>::iterator find_chunk(pool_state& s, const void* 
   return it;
 }
 
-bool hook_dalloc(extent_hooks_t*, void* addr, std::size_t bytes, bool, unsigned) {
-  pool_state& s = *g_pool;
+bool hook_dalloc(extent_hooks_t* h, void* addr, std::size_t bytes, bool, unsigned) {
+  pool_state& s = state_of(h);
   chunk gone{};
   {
     const std::lock_guard lock(s.chunk_mutex);
@@ -210,9 +240,9 @@ bool hook_split(extent_hooks_t*, void*, std::size_t, std::size_t, std::size_t, b
   return false;  // pieces stay inside their chunk
 }
 
-bool hook_merge(extent_hooks_t*, void* a, std::size_t bytes_a, void* b, std::size_t bytes_b, bool,
+bool hook_merge(extent_hooks_t* h, void* a, std::size_t bytes_a, void* b, std::size_t bytes_b, bool,
                 unsigned) {
-  pool_state& s = *g_pool;
+  pool_state& s = state_of(h);
   const std::lock_guard lock(s.chunk_mutex);
   const auto ia = find_chunk(s, a, bytes_a);
   return ia == s.chunks.end() || ia != find_chunk(s, b, bytes_b);  // true refuses
@@ -223,111 +253,140 @@ extent_hooks_t hooks = {hook_alloc, hook_dalloc, hook_destroy, nullptr,   nullpt
 
 // ---------------------------------------------------------------- setup
 
-// parses MARG_POOL_LIMIT: bytes with an optional K, M, G or T (powers of 1024)
-std::size_t parse_limit(const char* text) {
-  const std::string t(text);
-  const auto bad = [&] {
-    return marg::invalid_argument("marg pool: MARG_POOL_LIMIT = '" + t +
-                                  "' (must be a positive number of bytes with an optional K, M, "
-                                  "G or T suffix)");
-  };
-  std::size_t i = 0;
-  unsigned long long v = 0;
-  while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i]))) {
-    const unsigned long long d = static_cast<unsigned long long>(t[i] - '0');
-    if (v > (~0ull - d) / 10) throw bad();
-    v = v * 10 + d;
-    ++i;
-  }
-  if (i == 0) throw bad();
-  int shift = 0;
-  if (i < t.size()) {
-    switch (std::toupper(static_cast<unsigned char>(t[i]))) {
-      case 'K':
-        shift = 10;
-        break;
-      case 'M':
-        shift = 20;
-        break;
-      case 'G':
-        shift = 30;
-        break;
-      case 'T':
-        shift = 40;
-        break;
-      default:
-        throw bad();
-    }
-    ++i;
-    if (i < t.size() && (t[i] == 'i' || t[i] == 'I')) ++i;
-    if (i < t.size() && (t[i] == 'B' || t[i] == 'b')) ++i;
-  }
-  if (i != t.size() || v == 0 || v > (~0ull >> shift)) throw bad();
-  return static_cast<std::size_t>(v << shift);
-}
-
 std::size_t default_limit(bool managed) {
-  if (const char* env = std::getenv("MARG_POOL_LIMIT"); env != nullptr && *env != '\0')
-    return parse_limit(env);
   if (managed) return dev::free_memory() / 10 * 8;  // 80 % of what the GPU has free now
   const long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
   if (pages <= 0 || size <= 0) return std::size_t{1} << 34;
   return static_cast<std::size_t>(pages) * static_cast<std::size_t>(size) / 2;
 }
 
-pool_state* make_pool() {
+bool gpu() noexcept {
+  static const bool usable = dev::usable();
+  return usable;
+}
+
+// Sets the initial limit once the arena exists: MARG_POOL_LIMIT when it is
+// valid and at least the minimum, else the default (the current device's free
+// memory) and an error that every allocation throws until set_pool_limit
+// overrides it.
+void set_initial_limit(pool_state& s) {
+  s.limit = default_limit(s.managed);
+  const detail::env_setting& e = detail::environment(detail::env_var::pool_limit);
+  if (!e.present) return;
+  if (!e.error.empty()) {
+    s.limit_error = e.error;
+  } else if (static_cast<std::size_t>(e.value) < s.minimum) {
+    s.limit_error = detail::pool_limit_below_minimum(static_cast<std::size_t>(e.value), s.minimum);
+  } else {
+    s.limit = static_cast<std::size_t>(e.value);
+    return;
+  }
+  s.limit_bad.store(true);
+}
+
+// the pool of device `index`; its device is current
+pool_state* make_pool(int index) {
   auto s = std::make_unique<pool_state>();
-  s->managed = dev::usable();
-  s->limit = default_limit(s->managed);
-  g_pool = s.get();
-  extent_hooks_t* h = &hooks;
+  s->index = index;
+  s->managed = gpu();
+  // no cap while jemalloc builds the arena: its metadata comes through the
+  // hooks, and what it takes is the smallest limit the pool can work under
+  s->limit = ~std::size_t{0};
+  s->hooks = {hooks, s.get()};  // set before the arena exists: hooks read it
+  extent_hooks_t* h = &s->hooks.hooks;
   unsigned arena = 0;
   std::size_t len = sizeof(arena);
-  if (const int rc = je_mallctl("arenas.create", &arena, &len, &h, sizeof(h)); rc != 0) {
-    g_pool = nullptr;
+  if (const int rc = je_mallctl("arenas.create", &arena, &len, &h, sizeof(h)); rc != 0)
     throw out_of_memory("marg pool: jemalloc cannot create the arena (error " + std::to_string(rc) +
                         ")");
-  }
   s->arena = arena;
-  g_published.store(s.get(), std::memory_order_release);
+  s->minimum = s->reserved.load();
+  set_initial_limit(*s);
   return s.release();  // never destroyed: blocks may be freed during static destruction
 }
 
-pool_state& pool() {
-  static pool_state* const s = make_pool();
+// the pool of device `index` (0 without a GPU), made on first use
+pool_state& pool(int index) {
+  if (pool_state* s = g_published[index].load(std::memory_order_acquire)) return *s;
+  static std::mutex creation;
+  const std::lock_guard lock(creation);
+  if (pool_state* s = g_published[index].load(std::memory_order_acquire)) return *s;
+  const detail::device_guard on(gpu() ? index : -1);
+  pool_state* s = make_pool(index);
+  g_published[index].store(s, std::memory_order_release);
+  pool_state* none = nullptr;
+  g_first.compare_exchange_strong(none, s);
+  g_count.fetch_add(1);
+  if (g_end.load() < index + 1) g_end.store(index + 1);  // under the creation lock
   return *s;
+}
+
+// the pool a call on `stream` uses: the stream's device, the current one for
+// the default stream
+int pool_index(stream_view stream) {
+  if (!gpu()) return 0;
+  return stream.is_default() ? dev::current() : dev::stream_device(stream.handle());
+}
+
+// the pool `device` names for the pool API: -1 the current device
+int pool_index(const char* function, int device) {
+  if (device == -1) return pool_index(stream_view{});
+  const int count = gpu() ? std::max(device_count(), 1) : 1;
+  MARG_EXPECTS(device >= 0 && device < std::min(count, max_pools),
+               detail::bad_argument(
+                   function, "device", device,
+                   ("-1 (the current device) or in [0, " + std::to_string(count) + ")").c_str()));
+  return device;
+}
+
+// the pool whose chunks hold `p`, or nullptr
+pool_state* owner_of(const void* p) noexcept {
+  if (g_count.load(std::memory_order_acquire) == 1) return g_first.load(std::memory_order_acquire);
+  for (int i = 0, end = g_end.load(); i < end; ++i) {
+    pool_state* s = g_published[i].load(std::memory_order_acquire);
+    if (s == nullptr) continue;
+    const std::shared_lock lock(s->chunk_mutex);
+    if (find_chunk(*s, p, 1) != s->chunks.end()) return s;
+  }
+  return nullptr;
 }
 
 // ---------------------------------------------------------------- thread caches
 
-// the calling thread's explicit jemalloc cache: 0 none yet, -1 gone, else id + 1
-thread_local long tl_tcache = 0;
+// the calling thread's explicit jemalloc cache per pool: 0 none yet, -1
+// gone, else id + 1
+thread_local long tl_tcache[max_pools] = {};
+thread_local bool tl_tcache_gone = false;
 
 struct tcache_guard {
   ~tcache_guard() {
-    if (tl_tcache > 0) {
-      unsigned id = static_cast<unsigned>(tl_tcache - 1);
-      (void)je_mallctl("tcache.destroy", nullptr, nullptr, &id, sizeof(id));
+    for (long& t : tl_tcache) {
+      if (t > 0) {
+        unsigned id = static_cast<unsigned>(t - 1);
+        (void)je_mallctl("tcache.destroy", nullptr, nullptr, &id, sizeof(id));
+      }
+      t = -1;  // frees later in this thread's exit go without a cache
     }
-    tl_tcache = -1;  // frees later in this thread's exit go without a cache
+    tl_tcache_gone = true;
   }
 };
 
-int tcache_flag() {
-  if (tl_tcache > 0) return MALLOCX_TCACHE(static_cast<unsigned>(tl_tcache - 1));
-  if (tl_tcache < 0) return MALLOCX_TCACHE_NONE;
+int tcache_flag(const pool_state& s) {
+  long& t = tl_tcache[s.index];
+  if (t > 0) return MALLOCX_TCACHE(static_cast<unsigned>(t - 1));
+  if (t < 0 || tl_tcache_gone) return MALLOCX_TCACHE_NONE;
   unsigned id = 0;
   std::size_t len = sizeof(id);
   if (je_mallctl("tcache.create", &id, &len, nullptr, 0) != 0) return MALLOCX_TCACHE_NONE;
-  tl_tcache = static_cast<long>(id) + 1;
-  thread_local tcache_guard guard;  // destroys the cache at thread exit
+  t = static_cast<long>(id) + 1;
+  thread_local tcache_guard guard;  // destroys the caches at thread exit
   (void)guard;
   return MALLOCX_TCACHE(id);
 }
 
-void flush_thread_cache() noexcept {
-  if (tl_tcache > 0) {
-    unsigned id = static_cast<unsigned>(tl_tcache - 1);
+void flush_thread_cache(const pool_state& s) noexcept {
+  if (const long t = tl_tcache[s.index]; t > 0) {
+    unsigned id = static_cast<unsigned>(t - 1);
     (void)je_mallctl("tcache.flush", nullptr, nullptr, &id, sizeof(id));
   }
 }
@@ -343,8 +402,9 @@ std::size_t reap_threshold(const pool_state& s) {
   return std::min<std::size_t>(std::size_t{64} << 20, s.limit.load() / 8);
 }
 
-void release_blocks(const std::vector<std::pair<void*, std::size_t>>& blocks) noexcept {
-  const int flags = align_flag | tcache_flag();
+void release_blocks(const pool_state& s,
+                    const std::vector<std::pair<void*, std::size_t>>& blocks) noexcept {
+  const int flags = align_flag | tcache_flag(s);
   for (const auto& [p, n] : blocks) je_sdallocx(p, n, flags);
 }
 
@@ -389,7 +449,7 @@ void reap(pool_state& s, bool wait) noexcept {
     for (batch& b : keep) s.closed.push_back(std::move(b));
     s.pending -= freed;
   }
-  release_blocks(done);
+  release_blocks(s, done);
 }
 
 // a block of size class n freed earlier on the thread stream `stream`, or nullptr
@@ -449,7 +509,8 @@ std::string bytes_text(std::size_t b) {
 
 void* allocate(std::size_t bytes, stream_view stream) {
   if (bytes == 0) return nullptr;
-  pool_state& s = pool();
+  pool_state& s = pool(pool_index(stream));
+  if (s.limit_bad.load()) throw marg::invalid_argument(s.limit_error);
   const std::size_t n = je_nallocx(bytes, align_flag);  // 0 when too large for jemalloc
   if (n != 0 && s.managed) {
     if (void* p = take_from_list(s, dev::resolve_stream(stream.handle()), n)) {
@@ -463,12 +524,12 @@ void* allocate(std::size_t bytes, stream_view stream) {
     }
     if (reap_now) reap(s, false);
   }
-  const int flags = align_flag | MALLOCX_ARENA(s.arena) | tcache_flag();
+  const int flags = align_flag | MALLOCX_ARENA(s.arena) | tcache_flag(s);
   void* p = n == 0 ? nullptr : je_mallocx(bytes, flags);
   if (p == nullptr && n != 0) {
     // give back everything cached, then try once more
     reap(s, true);
-    flush_thread_cache();
+    flush_thread_cache(s);
     purge_arena(s);
     p = je_mallocx(bytes, flags);
   }
@@ -478,6 +539,7 @@ void* allocate(std::size_t bytes, stream_view stream) {
     const std::size_t rounded = je_nallocx(bytes, flags);
     throw out_of_memory(
         "marg::allocate: requested " + bytes_text(bytes) +
+        (s.managed ? " on CUDA device " + std::to_string(s.index) : std::string()) +
         (rounded > bytes ? " (" + bytes_text(rounded) + " as a pool size class)" : std::string()) +
         ", available " + bytes_text(lim > res ? lim - res : 0) + " (pool limit " + bytes_text(lim) +
         ", reserved " + bytes_text(res) + ", in use " + bytes_text(s.in_use.load()) + ")");
@@ -488,44 +550,60 @@ void* allocate(std::size_t bytes, stream_view stream) {
 
 void deallocate(void* ptr, std::size_t bytes, stream_view stream) noexcept {
   if (ptr == nullptr) return;
-  pool_state& s = *g_pool;  // a block exists, so the pool does
+  pool_state* owner = owner_of(ptr);  // a block exists, so its pool does
+  if (owner == nullptr) return;       // not a pool block: nothing to give back
+  pool_state& s = *owner;
   const std::size_t n = je_nallocx(bytes, align_flag);
   s.in_use -= n;
   if (s.managed && park(s, ptr, n, stream)) return;
-  je_sdallocx(ptr, n, align_flag | tcache_flag());
+  je_sdallocx(ptr, n, align_flag | tcache_flag(s));
 }
 
-pool_statistics pool_stats() {
-  pool_state& s = pool();
+pool_statistics pool_stats(int device) {
+  pool_state& s = pool(pool_index("marg::pool_stats", device));
   return {s.in_use.load(), s.reserved.load(), s.limit.load()};
 }
 
-void set_pool_limit(std::size_t bytes) {
+void set_pool_limit(std::size_t bytes, int device) {
   MARG_EXPECTS(bytes >= 1, detail::bad_argument("marg::set_pool_limit", "bytes",
                                                 static_cast<std::int64_t>(bytes), ">= 1"));
-  pool().limit.store(bytes);
+  pool_state& s = pool(pool_index("marg::set_pool_limit", device));
+  detail::env_override(detail::env_var::pool_limit);
+  s.limit.store(bytes);
+  s.limit_bad.store(false);
 }
 
-std::size_t pool_limit() {
-  return pool().limit.load();
+std::size_t pool_minimum_limit() {
+  return pool(pool_index(stream_view{})).minimum;
+}
+
+std::size_t pool_limit(int device) {
+  return pool(pool_index("marg::pool_limit", device)).limit.load();
 }
 
 void pool_trim() {
-  pool_state& s = pool();
-  if (s.managed) reap(s, true);
-  flush_thread_cache();
-  purge_arena(s);
+  if (g_count.load() == 0) (void)pool(pool_index(stream_view{}));
+  for (int i = 0, end = g_end.load(); i < end; ++i) {
+    pool_state* s = g_published[i].load(std::memory_order_acquire);
+    if (s == nullptr) continue;
+    if (s->managed) reap(*s, true);
+    flush_thread_cache(*s);
+    purge_arena(*s);
+  }
 }
 
 namespace detail {
 
 pool_memory pool_memory_of(const void* p) noexcept {
-  pool_state* s = g_published.load(std::memory_order_acquire);
-  if (s == nullptr || p == nullptr) return pool_memory::none;
-  const std::shared_lock lock(s->chunk_mutex);
-  const auto it = find_chunk(*s, p, 1);
-  if (it == s->chunks.end()) return pool_memory::none;
-  return it->second.managed ? pool_memory::managed : pool_memory::host;
+  if (p == nullptr) return pool_memory::none;
+  for (int i = 0, end = g_end.load(); i < end; ++i) {
+    pool_state* s = g_published[i].load(std::memory_order_acquire);
+    if (s == nullptr) continue;
+    const std::shared_lock lock(s->chunk_mutex);
+    const auto it = find_chunk(*s, p, 1);
+    if (it != s->chunks.end()) return it->second.managed ? pool_memory::managed : pool_memory::host;
+  }
+  return pool_memory::none;
 }
 
 }  // namespace detail

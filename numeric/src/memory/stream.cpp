@@ -40,5 +40,10 @@ stream_view resolve_stream(stream_view stream) {
   return stream_view{device::resolve_stream(nullptr)};
 }
 
+int device_of(stream_view stream) {
+  if (!gpu()) return -1;
+  return stream.is_default() ? device::current() : device::stream_device(stream.handle());
+}
+
 }  // namespace detail
 }  // namespace marg

@@ -139,6 +139,11 @@ class pmf_batch {
   /// @return the index within row b drawn by inversion (one partial pass over the row;
   ///         the row total is cached)
   std::int64_t sample_index(int b, double u) const;
+  /// @return the CUDA device the rows live on (the device current where the
+  ///         batch was made; -1 without a usable GPU or when empty).
+  ///         Operations between batches or pmfs run on their common device and
+  ///         reject operands of two devices (marg::invalid_argument).
+  int device() const;
 
  private:
   template <class URBG>

@@ -148,6 +148,11 @@ class pmf {
   }
   /// @return a host copy of the probabilities of lower..upper
   std::vector<T> probs() const;
+  /// @return the CUDA device the probabilities live on (the device current
+  ///         where the pmf was made; -1 without a usable GPU or when empty).
+  ///         Operations between pmfs run on their common device and reject
+  ///         pmfs of two devices (marg::invalid_argument).
+  int device() const;
   /// @return a host copy of the log-probabilities of lower..upper, finite
   ///         wherever the probability is non-zero (see log_prob)
   std::vector<T> log_probs() const;

@@ -32,15 +32,18 @@ void prepare_host_access(const void* ptr, std::size_t bytes, stream_view stream)
 /// @return `stream`, with the default replaced by the calling thread's libmarg
 ///         stream when a GPU is usable (unchanged otherwise)
 stream_view resolve_stream(stream_view stream);
+/// @param stream a resolved stream (see resolve_stream)
+/// @return the CUDA device `stream` belongs to, or -1 without a usable GPU
+int device_of(stream_view stream);
 }  // namespace detail
 
 /// A 1-D owning buffer from the pool. Move-only: copy with clone().
 /// The array keeps the stream it was made on (the default resolves to the
-/// constructing thread's stream), and host element access (operator[],
-/// begin, to_vector, clone, the filling constructors) first waits for libmarg
-/// work pending on that stream and migrates the elements to the host. Pass
-/// stream() to numeric calls on the array; after work of your own on the
-/// stream, call marg::synchronize(stream()) before host access.
+/// constructing thread's stream of its current device) and so its device, and host element access
+/// (operator[], begin, to_vector, clone, the filling constructors) first waits for libmarg work
+/// pending on that stream and migrates the elements to the host. Pass stream() to numeric calls on
+/// the array; after work of your own on the stream, call marg::synchronize(stream()) before host
+/// access.
 template <class T>
 class array {
  public:
@@ -50,6 +53,7 @@ class array {
   /// @param stream the stream the array's work is ordered on
   explicit array(std::size_t size, stream_view stream = {})
       : stream_(detail::resolve_stream(stream)),
+        device_(detail::device_of(stream_)),
         data_(static_cast<T*>(allocate(bytes_of(size), stream_))),
         size_(size) {}
   /// @param size number of elements
@@ -72,6 +76,7 @@ class array {
   /// @param other the array to move from
   array(array&& other) noexcept
       : stream_(other.stream_),
+        device_(other.device_),
         data_(std::exchange(other.data_, nullptr)),
         size_(std::exchange(other.size_, 0)) {}
   /// Moves; the source is left empty.
@@ -83,6 +88,7 @@ class array {
       data_ = std::exchange(other.data_, nullptr);
       size_ = std::exchange(other.size_, 0);
       stream_ = other.stream_;
+      device_ = other.device_;
     }
     return *this;
   }
@@ -104,6 +110,9 @@ class array {
   const T* data() const noexcept { return data_; }
   /// @return the stream the array's work is ordered on
   stream_view stream() const noexcept { return stream_; }
+  /// @return the CUDA device of the array's stream and pool (-1 without a
+  ///         usable GPU)
+  int device() const noexcept { return device_; }
   /// @param i index below size()
   /// @return element i, after pending GPU work on the array finished
   T& operator[](std::size_t i) {
@@ -150,6 +159,7 @@ class array {
     size_ = 0;
   }
   stream_view stream_{};  // first: the allocation in the constructor uses it
+  int device_ = -1;
   T* data_ = nullptr;
   std::size_t size_ = 0;
 };

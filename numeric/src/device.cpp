@@ -1,0 +1,49 @@
+// The device API: CUDA's current device, chosen per host thread.
+#include <marg/numeric/backend.hpp>
+#include <marg/numeric/device.hpp>
+#include <marg/numeric/error.hpp>
+
+#include <string>
+
+#include "memory/device_memory.hpp"
+
+namespace marg {
+namespace {
+
+bool gpu() noexcept {
+  static const bool usable = detail::device::usable();
+  return usable;
+}
+
+}  // namespace
+
+void set_device(int device) {
+  const int count = gpu() ? device_count() : 0;
+  MARG_EXPECTS(device >= 0 && device < count,
+               detail::bad_argument("marg::set_device", "device", device,
+                                    ("in [0, " + std::to_string(count) +
+                                     ") (the usable CUDA devices; none without a GPU)")
+                                        .c_str()));
+  detail::device::make_current(device);
+}
+
+int current_device() {
+  return gpu() ? detail::device::current() : -1;
+}
+
+namespace detail {
+
+device_guard::device_guard(int device) {
+  if (device < 0 || !gpu()) return;
+  const int here = device::current();
+  if (here == device) return;
+  device::make_current(device);
+  previous_ = here;
+}
+
+device_guard::~device_guard() {
+  if (previous_ >= 0) device::restore_current(previous_);
+}
+
+}  // namespace detail
+}  // namespace marg
