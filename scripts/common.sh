@@ -14,12 +14,13 @@ MARG_JOBS=${MARG_JOBS:-2}
 # (dpkg-dev, bzip2, xz-utils: `apt-get source jemalloc`, which the build
 # compiles into its private allocator (cmake/marg_dependencies.cmake); python3
 # and python3-numpy: the test that loads libmarg.so with ctypes after numpy;
+# python3-venv and python3-dev: the Python package's venv and build;
 # doxygen and graphviz: the API reference, checked by scripts/test; fftw: the
 # accuracy comparison in bench/accuracy; pkg-config: the consumer tests;
 # clang and its runtimes: the libFuzzer targets; clang-format: the format test;
 # g++-aarch64-linux-gnu and qemu-user: the CPU suite on other CPUs, scripts/test-cpus)
 MARG_PACKAGES=(cmake make g++ libeigen3-dev dpkg-dev bzip2 xz-utils catch2 libbenchmark-dev
-  python3 python3-numpy
+  python3 python3-numpy python3-venv python3-dev
   doxygen graphviz libfftw3-dev pkg-config clang libclang-rt-14-dev clang-format libcli11-dev
   g++-aarch64-linux-gnu qemu-user)
 

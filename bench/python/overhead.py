@@ -1,0 +1,60 @@
+"""Per-call overhead of marg.convolve from Python against the same C++ call.
+
+Times marg.convolve(p, q) on numpy float64 arrays (and torch CPU tensors when
+torch is installed) with timeit, and marg::convolve<double> in a C++
+loop (marg._core._time_cpp_convolve), side by side, for small m = n.
+
+    python bench/python/overhead.py [--sizes 4 16 64] [--calls 200000]
+"""
+
+import argparse
+import timeit
+
+import numpy as np
+
+import marg
+
+
+def best_of(fn, calls, repeat=5):
+    return min(timeit.repeat(fn, number=calls, repeat=repeat)) / calls
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[4, 16, 64])
+    ap.add_argument("--calls", type=int, default=200000)
+    args = ap.parse_args()
+    marg.set_backend("cpu")
+    rows = []
+    for n in args.sizes:
+        p = np.full(n, 1.0 / n)
+        q = np.full(n, 1.0 / n)
+        out = np.empty(2 * n - 1)
+        cpp = min(marg._core._time_cpp_convolve(n, n, args.calls) for _ in range(5))
+        py = best_of(lambda: marg.convolve(p, q), args.calls)
+        py_out = best_of(lambda: marg.convolve(p, q, out=out), args.calls)
+        rows.append(("numpy", n, cpp, py, py_out))
+    try:
+        import torch
+
+        # the C++ side times host vectors, so only CPU tensors compare like for like
+        for dev in ["cpu"]:
+            for n in args.sizes:
+                p = torch.full((n,), 1.0 / n, dtype=torch.float64, device=dev)
+                out = torch.empty(2 * n - 1, dtype=torch.float64, device=dev)
+                cpp = min(marg._core._time_cpp_convolve(n, n, args.calls) for _ in range(5))
+                py = best_of(lambda: marg.convolve(p, p), args.calls // 10)
+                py_out = best_of(lambda: marg.convolve(p, p, out=out), args.calls // 10)
+                rows.append((f"torch {dev}", n, cpp, py, py_out))
+    except ImportError:
+        pass
+    print(f"backend: {marg.current_backend()}; microseconds per call (best of 5)")
+    print("| arrays | m = n | C++ marg::convolve | marg.convolve | overhead | with out= | overhead |")
+    print("|---|---|---|---|---|---|---|")
+    for kind, n, cpp, py, py_out in rows:
+        print(f"| {kind} | {n} | {cpp * 1e6:.3f} | {py * 1e6:.3f} | {(py - cpp) * 1e6:.3f} "
+              f"| {py_out * 1e6:.3f} | {(py_out - cpp) * 1e6:.3f} |")
+
+
+if __name__ == "__main__":
+    main()

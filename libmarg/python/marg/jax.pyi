@@ -1,0 +1,3 @@
+import jax
+
+def convolve(p: jax.Array, q: jax.Array) -> jax.Array: ...

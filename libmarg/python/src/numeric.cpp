@@ -1,0 +1,462 @@
+// marg.convolve, convolve_grad_p, convolve_grad_q and log_convolve on arrays
+// of any framework: taken through DLPack or the buffer protocol without a
+// copy, leading axes mapped to the batched calls (a length-1 axis broadcasts
+// with stride 0), the result allocated here and handed back as the first
+// operand's array type on its device.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+
+#include <chrono>
+#include <climits>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <marg/marg.hpp>
+
+#include "module.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace marg::python {
+namespace {
+
+using any_array = nb::ndarray<nb::ro>;
+using any_out = nb::ndarray<>;
+
+constexpr int max_dims = 32;
+
+/// Where an array came from: the result is handed back in the same framework.
+enum class framework { numpy, torch, jax, cupy };
+
+framework framework_of(nb::handle o) {
+  // keyed by type, read and written under the GIL
+  static std::unordered_map<PyTypeObject*, framework> cache;
+  PyTypeObject* t = Py_TYPE(o.ptr());
+  if (auto it = cache.find(t); it != cache.end()) return it->second;
+  nb::object mod = nb::handle(reinterpret_cast<PyObject*>(t)).attr("__module__");
+  std::string name = nb::isinstance<nb::str>(mod) ? nb::cast<std::string>(mod) : "";
+  framework f = framework::numpy;  // numpy and other buffer-protocol objects
+  if (name.rfind("torch", 0) == 0)
+    f = framework::torch;
+  else if (name.rfind("jax", 0) == 0)
+    f = framework::jax;
+  else if (name.rfind("cupy", 0) == 0)
+    f = framework::cupy;
+  cache.emplace(t, f);
+  return f;
+}
+
+bool is_cuda(int device_type) {
+  return device_type == nb::device::cuda::value || device_type == nb::device::cuda_managed::value;
+}
+
+/// One operand: the support is the last axis, leading axes are a batch.
+struct operand {
+  const void* data = nullptr;
+  int ndim = 0;  // batch axes
+  std::int64_t shape[max_dims] = {};
+  std::int64_t stride[max_dims] = {};  // elements
+  std::int64_t length = 0;             // last axis
+  std::int64_t inc = 1;
+  int device_type = 0, device_id = 0;
+  bool f32 = false;
+};
+
+operand describe(const char* function, const char* name, const nb::ndarray<nb::ro>& a) {
+  operand o;
+  const std::string where = std::string(function) + ": " + name;
+  if (a.ndim() < 1 || a.ndim() > max_dims)
+    throw nb::value_error((where + " must have 1 to 32 axes").c_str());
+  if (a.dtype() == nb::dtype<double>())
+    o.f32 = false;
+  else if (a.dtype() == nb::dtype<float>())
+    o.f32 = true;
+  else
+    throw nb::value_error((where + " must be float32 or float64").c_str());
+  o.data = a.data();
+  o.ndim = static_cast<int>(a.ndim()) - 1;
+  for (int i = 0; i < o.ndim; ++i) {
+    o.shape[i] = static_cast<std::int64_t>(a.shape(i));
+    o.stride[i] = a.shape(i) == 1 ? 0 : a.stride(i);
+  }
+  o.length = static_cast<std::int64_t>(a.shape(a.ndim() - 1));
+  // an empty array's strides may be anything
+  o.inc = o.length == 1 || a.size() == 0 ? 1 : a.stride(a.ndim() - 1);
+  if (o.inc < 1)
+    throw nb::value_error(
+        (where + ": the last axis needs a positive stride (make the array contiguous)").c_str());
+  if (o.length > INT_MAX || o.inc > INT_MAX)
+    throw nb::value_error((where + ": the last axis is longer than 2^31 - 1").c_str());
+  o.device_type = a.device_type();
+  o.device_id = a.device_id();
+  if (a.device_type() != nb::device::cpu::value && !is_cuda(a.device_type()))
+    throw nb::value_error((where + " must be in host or CUDA memory").c_str());
+  return o;
+}
+
+/// The batch shape shared by a and b (numpy's broadcasting rules), with each
+/// operand's strides over it (0 along broadcast axes).
+struct batch_layout {
+  int ndim = 0;
+  std::int64_t shape[max_dims] = {};
+  std::int64_t sa[max_dims] = {}, sb[max_dims] = {}, sr[max_dims] = {};
+  std::int64_t count = 1;
+};
+
+batch_layout broadcast(const char* function, const operand& a, const operand& b) {
+  batch_layout l;
+  l.ndim = std::max(a.ndim, b.ndim);
+  for (int i = 0; i < l.ndim; ++i) {
+    const int ia = i - (l.ndim - a.ndim), ib = i - (l.ndim - b.ndim);
+    const std::int64_t na = ia >= 0 ? a.shape[ia] : 1, nb_ = ib >= 0 ? b.shape[ib] : 1;
+    if (na != nb_ && na != 1 && nb_ != 1)
+      throw nb::value_error((std::string(function) + ": batch shapes do not broadcast (" +
+                             std::to_string(na) + " against " + std::to_string(nb_) + ")")
+                                .c_str());
+    l.shape[i] = std::max(na, nb_);
+    if (na == 0 || nb_ == 0) l.shape[i] = 0;
+    l.sa[i] = ia >= 0 && na != 1 ? a.stride[ia] : 0;
+    l.sb[i] = ib >= 0 && nb_ != 1 ? b.stride[ib] : 0;
+    l.count *= l.shape[i];
+  }
+  return l;
+}
+
+/// The result's storage: host memory from malloc, or pool memory (managed,
+/// usable by any CUDA stream and by the host) for CUDA operands.
+struct block {
+  void* ptr;
+  std::size_t bytes;
+  bool pool;
+};
+
+nb::capsule own(block* blk) {
+  return nb::capsule(blk, [](void* p) noexcept {
+    auto* b = static_cast<block*>(p);
+    if (b->pool)
+      marg::deallocate(b->ptr, b->bytes);
+    else
+      std::free(b->ptr);
+    delete b;
+  });
+}
+
+template <class T>
+nb::object wrap(framework f, T* data, int ndim, const std::size_t* shape, nb::handle owner,
+                int device_type, int device_id) {
+  const auto dt = nb::dtype<T>();
+  switch (f) {
+    case framework::torch:
+      return nb::cast(nb::ndarray<nb::pytorch, T>(data, ndim, shape, owner, nullptr, dt,
+                                                  device_type, device_id));
+    case framework::jax:
+      return nb::cast(
+          nb::ndarray<nb::jax, T>(data, ndim, shape, owner, nullptr, dt, device_type, device_id));
+    case framework::cupy:
+      return nb::cast(
+          nb::ndarray<nb::cupy, T>(data, ndim, shape, owner, nullptr, dt, device_type, device_id));
+    case framework::numpy:
+      if (is_cuda(device_type))  // CUDA memory through the buffer protocol cannot be numpy
+        return nb::cast(nb::ndarray<nb::cupy, T>(data, ndim, shape, owner, nullptr, dt, device_type,
+                                                 device_id));
+      return nb::cast(
+          nb::ndarray<nb::numpy, T>(data, ndim, shape, owner, nullptr, dt, device_type, device_id));
+  }
+  return nb::none();
+}
+
+/// Which of the four calls: each maps (a, b) to r with r's length from m, n.
+enum class op { convolve, grad_p, grad_q, log_convolve };
+
+template <class T>
+void run_batched(op kind, int m, int n, const T* a, int inca, std::int64_t sa, const T* b, int incb,
+                 std::int64_t sb, T* r, int incr, std::int64_t sr, int batch) {
+  switch (kind) {
+    case op::convolve:
+      if (batch == 1) return marg::convolve<T>(m, n, a, inca, b, incb, r, incr);
+      return marg::convolve_batched<T>(m, n, a, inca, sa, b, incb, sb, r, incr, sr, batch);
+    case op::grad_p:  // a = g, b = q
+      if (batch == 1) return marg::convolve_grad_p<T>(m, n, a, inca, b, incb, r, incr);
+      return marg::convolve_grad_p_batched<T>(m, n, a, inca, sa, b, incb, sb, r, incr, sr, batch);
+    case op::grad_q:  // a = g, b = p
+      if (batch == 1) return marg::convolve_grad_q<T>(m, n, a, inca, b, incb, r, incr);
+      return marg::convolve_grad_q_batched<T>(m, n, a, inca, sa, b, incb, sb, r, incr, sr, batch);
+    case op::log_convolve:
+      if (batch == 1) return marg::log_convolve<T>(m, n, a, inca, b, incb, r, incr);
+      return marg::log_convolve_batched<T>(m, n, a, inca, sa, b, incb, sb, r, incr, sr, batch);
+  }
+}
+
+/// Runs `kind` over every problem of the layout: the innermost batch axis is
+/// one batched call, the outer ones a loop (adjacent axes whose strides
+/// allow it are merged first, so contiguous batches are one call).
+template <class T>
+void run_all(op kind, int m, int n, const operand& a, const operand& b, batch_layout l, T* r,
+             std::int64_t incr) {
+  // merge axis i into i+1 where every operand steps uniformly across both
+  int nd = 0;
+  std::int64_t shape[max_dims], sa[max_dims], sb[max_dims], sr[max_dims];
+  for (int i = 0; i < l.ndim; ++i) {
+    if (l.shape[i] == 1) continue;
+    if (nd > 0 && sa[nd - 1] == l.sa[i] * l.shape[i] && sb[nd - 1] == l.sb[i] * l.shape[i] &&
+        sr[nd - 1] == l.sr[i] * l.shape[i]) {
+      shape[nd - 1] *= l.shape[i];
+      sa[nd - 1] = l.sa[i];
+      sb[nd - 1] = l.sb[i];
+      sr[nd - 1] = l.sr[i];
+      continue;
+    }
+    shape[nd] = l.shape[i];
+    sa[nd] = l.sa[i];
+    sb[nd] = l.sb[i];
+    sr[nd] = l.sr[i];
+    ++nd;
+  }
+  const T* pa = static_cast<const T*>(a.data);
+  const T* pb = static_cast<const T*>(b.data);
+  const int inca = static_cast<int>(a.inc), incb = static_cast<int>(b.inc);
+  if (nd == 0) {
+    run_batched<T>(kind, m, n, pa, inca, 0, pb, incb, 0, r, static_cast<int>(incr), 0, 1);
+    return;
+  }
+  const std::int64_t inner = shape[nd - 1];
+  std::int64_t outer = 1;
+  for (int i = 0; i + 1 < nd; ++i) outer *= shape[i];
+  std::int64_t index[max_dims] = {};
+  for (std::int64_t o = 0; o < outer; ++o) {
+    std::int64_t oa = 0, ob = 0, orr = 0;
+    for (int i = 0; i + 1 < nd; ++i) {
+      oa += index[i] * sa[i];
+      ob += index[i] * sb[i];
+      orr += index[i] * sr[i];
+    }
+    for (std::int64_t s = 0; s < inner; s += INT_MAX) {
+      const int count = static_cast<int>(std::min<std::int64_t>(INT_MAX, inner - s));
+      run_batched<T>(kind, m, n, pa + oa + s * sa[nd - 1], inca, sa[nd - 1],
+                     pb + ob + s * sb[nd - 1], incb, sb[nd - 1], r + orr + s * sr[nd - 1],
+                     static_cast<int>(incr), sr[nd - 1], count);
+    }
+    for (int i = nd - 2; i >= 0; --i) {  // next outer index
+      if (++index[i] < shape[i]) break;
+      index[i] = 0;
+    }
+  }
+}
+
+const char* name_of(op kind) {
+  switch (kind) {
+    case op::convolve:
+      return "marg.convolve";
+    case op::grad_p:
+      return "marg.convolve_grad_p";
+    case op::grad_q:
+      return "marg.convolve_grad_q";
+    case op::log_convolve:
+      return "marg.log_convolve";
+  }
+  return "marg";
+}
+
+/// The common body of the four calls. `size` is m for grad_p, n for grad_q,
+/// unused otherwise.
+nb::object call(op kind, nb::handle a_obj, nb::handle b_obj, std::int64_t size,
+                nb::handle out_obj) {
+  const char* fn = name_of(kind);
+  const bool grad = kind == op::grad_p || kind == op::grad_q;
+  const char* na = grad ? "g" : (kind == op::log_convolve ? "a" : "p");
+  const char* nbn = kind == op::grad_p
+                        ? "q"
+                        : (kind == op::grad_q ? "p" : (kind == op::log_convolve ? "b" : "q"));
+  any_array a_arr, b_arr;
+  if (!nb::try_cast(a_obj, a_arr, false))
+    throw nb::type_error(
+        (std::string(fn) + ": " + na + " is not an array (DLPack or buffer protocol)").c_str());
+  if (!nb::try_cast(b_obj, b_arr, false))
+    throw nb::type_error(
+        (std::string(fn) + ": " + nbn + " is not an array (DLPack or buffer protocol)").c_str());
+  const operand a = describe(fn, na, a_arr), b = describe(fn, nbn, b_arr);
+  if (a.f32 != b.f32) throw nb::value_error((std::string(fn) + ": dtypes differ").c_str());
+  if (a.device_type != b.device_type || a.device_id != b.device_id)
+    throw nb::value_error((std::string(fn) + ": operands are on different devices").c_str());
+  // m, n and the result's length
+  std::int64_t m = 0, n = 0, len = 0;
+  if (!grad) {
+    m = a.length;
+    n = b.length;
+    len = m + n - 1;
+  } else {
+    if (size < 1 || size > INT_MAX)
+      throw nb::value_error((std::string(fn) + ": " + (kind == op::grad_p ? "m" : "n") + " = " +
+                             std::to_string(size) + " (must be in 1..2^31-1)")
+                                .c_str());
+    if (kind == op::grad_p) {
+      m = size;
+      n = b.length;
+      len = m;
+    } else {
+      m = b.length;
+      n = size;
+      len = n;
+    }
+    if (a.length != m + n - 1)
+      throw nb::value_error(
+          (std::string(fn) + ": g has " + std::to_string(a.length) +
+           " values on its last axis (must be m + n - 1 = " + std::to_string(m + n - 1) + ")")
+              .c_str());
+  }
+  if (m > INT_MAX || n > INT_MAX || len > INT_MAX)
+    throw nb::value_error((std::string(fn) + ": the result is longer than 2^31 - 1").c_str());
+  batch_layout l = broadcast(fn, a, b);
+  const std::size_t elem = a.f32 ? sizeof(float) : sizeof(double);
+  const bool cuda = is_cuda(a.device_type);
+
+  void* r = nullptr;
+  std::int64_t incr = 1;
+  nb::object result;
+  if (!out_obj.is_none()) {
+    any_out o;
+    if (!nb::try_cast(out_obj, o, false))
+      throw nb::type_error((std::string(fn) + ": out is not a writable array").c_str());
+    bool ok = static_cast<int>(o.ndim()) == l.ndim + 1 &&
+              static_cast<std::int64_t>(o.shape(o.ndim() - 1)) == len &&
+              o.dtype() == (a.f32 ? nb::dtype<float>() : nb::dtype<double>()) &&
+              o.device_type() == a.device_type && o.device_id() == a.device_id;
+    for (int i = 0; ok && i < l.ndim; ++i) ok = static_cast<std::int64_t>(o.shape(i)) == l.shape[i];
+    if (!ok)
+      throw nb::value_error(
+          (std::string(fn) + ": out must have the result's shape, dtype and device").c_str());
+    incr = len == 1 ? 1 : o.stride(o.ndim() - 1);
+    if (incr < 1 || incr > INT_MAX)
+      throw nb::value_error(
+          (std::string(fn) + ": out's last axis needs a positive stride").c_str());
+    for (int i = 0; i < l.ndim; ++i) l.sr[i] = l.shape[i] == 1 ? 0 : o.stride(i);
+    r = o.data();
+    result = nb::borrow(out_obj);
+  } else {
+    std::size_t shape[max_dims + 1];
+    std::int64_t st = len;
+    for (int i = l.ndim - 1; i >= 0; --i) {
+      shape[i] = static_cast<std::size_t>(l.shape[i]);
+      l.sr[i] = l.shape[i] == 1 ? 0 : st;
+      st *= l.shape[i];
+    }
+    shape[l.ndim] = static_cast<std::size_t>(len);
+    const std::size_t bytes = static_cast<std::size_t>(l.count * len) * elem;
+    auto* blk = new block{nullptr, bytes, cuda};
+    try {
+      blk->ptr = cuda ? marg::allocate(bytes ? bytes : elem) : std::malloc(bytes ? bytes : elem);
+    } catch (...) {
+      delete blk;
+      throw;
+    }
+    if (!blk->ptr) {
+      delete blk;
+      throw std::bad_alloc();
+    }
+    r = blk->ptr;
+    nb::capsule owner = own(blk);
+    const framework f = framework_of(a_obj);
+    result = a.f32 ? wrap<float>(f, static_cast<float*>(r), l.ndim + 1, shape, owner, a.device_type,
+                                 a.device_id)
+                   : wrap<double>(f, static_cast<double*>(r), l.ndim + 1, shape, owner,
+                                  a.device_type, a.device_id);
+  }
+  if (l.count == 0) return result;
+  {
+    nb::gil_scoped_release release;
+    if (a.f32)
+      run_all<float>(kind, static_cast<int>(m), static_cast<int>(n), a, b, l,
+                     static_cast<float*>(r), incr);
+    else
+      run_all<double>(kind, static_cast<int>(m), static_cast<int>(n), a, b, l,
+                      static_cast<double*>(r), incr);
+    // the result is complete when it is handed back, for a consumer on any stream
+    if (cuda) marg::synchronize();
+  }
+  return result;
+}
+
+marg::backend parse_backend(const std::string& name) {
+  if (name == "automatic") return marg::backend::automatic;
+  if (name == "cpu") return marg::backend::cpu;
+  if (name == "cuda") return marg::backend::cuda;
+  throw nb::value_error(
+      ("marg.set_backend: backend = '" + name + "' (must be 'automatic', 'cpu' or 'cuda')")
+          .c_str());
+}
+
+const char* backend_name(marg::backend b) {
+  switch (b) {
+    case marg::backend::automatic:
+      return "automatic";
+    case marg::backend::cpu:
+      return "cpu";
+    case marg::backend::cuda:
+      return "cuda";
+  }
+  return "automatic";
+}
+
+}  // namespace
+
+void bind_numeric(nb::module_& m) {
+  m.def(
+      "convolve",
+      [](nb::handle p, nb::handle q, nb::handle out) { return call(op::convolve, p, q, 0, out); },
+      "p"_a, "q"_a, "out"_a = nb::none());
+  m.def(
+      "convolve_grad_p",
+      [](nb::handle g, nb::handle q, std::int64_t m_, nb::handle out) {
+        return call(op::grad_p, g, q, m_, out);
+      },
+      "g"_a, "q"_a, "m"_a, "out"_a = nb::none());
+  m.def(
+      "convolve_grad_q",
+      [](nb::handle g, nb::handle p, std::int64_t n_, nb::handle out) {
+        return call(op::grad_q, g, p, n_, out);
+      },
+      "g"_a, "p"_a, "n"_a, "out"_a = nb::none());
+  m.def(
+      "log_convolve",
+      [](nb::handle a, nb::handle b, nb::handle out) {
+        return call(op::log_convolve, a, b, 0, out);
+      },
+      "a"_a, "b"_a, "out"_a = nb::none());
+  m.def(
+      "set_backend", [](const std::string& b) { marg::set_backend(parse_backend(b)); },
+      "backend"_a);
+  m.def("current_backend", [] { return std::string(backend_name(marg::current_backend())); });
+  m.def("cuda_available", [] { return marg::device_count() > 0; });
+  m.def("cuda_compiled", [] { return marg::cuda_compiled(); });
+  m.def(
+      "_time_cpp_convolve",
+      [](int m_, int n_, int calls) {
+        // the C++ side of bench/python/overhead.py: the same call with no Python around it
+        std::vector<double> p(static_cast<std::size_t>(m_), 1.0 / m_),
+            q(static_cast<std::size_t>(n_), 1.0 / n_), r(static_cast<std::size_t>(m_ + n_ - 1));
+        nb::gil_scoped_release release;
+        marg::convolve<double>(m_, n_, p.data(), 1, q.data(), 1, r.data(), 1);
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < calls; ++i)
+          marg::convolve<double>(m_, n_, p.data(), 1, q.data(), 1, r.data(), 1);
+        const auto t1 = std::chrono::steady_clock::now();
+        return std::chrono::duration<double>(t1 - t0).count() / calls;
+      },
+      "m"_a, "n"_a, "calls"_a,
+      "Seconds per call of marg::convolve<double> on host vectors, timed in C++.");
+  m.def(
+      "_data_ptr",
+      [](nb::handle x) {
+        any_array a;
+        if (!nb::try_cast(x, a, false)) throw nb::type_error("not an array");
+        return reinterpret_cast<std::uintptr_t>(a.data());
+      },
+      "x"_a, "The address nanobind sees for an array (tests check that nothing is copied).");
+}
+
+}  // namespace marg::python

@@ -1,0 +1,154 @@
+"""Arrays of other frameworks through DLPack (torch, jax, cupy; host and CUDA):
+no copy of the inputs, results in the input's framework on its device, and the
+autodiff wrappers marg.torch.convolve and marg.jax.convolve."""
+
+import os
+
+import numpy as np
+import pytest
+
+import marg
+from conftest import have, random_pmf
+
+# on the GPU machine scripts/gpu-check sets MARG_REQUIRE_FRAMEWORKS=1: a
+# missing framework or GPU is then a failure, not a skip
+REQUIRE = os.environ.get("MARG_REQUIRE_FRAMEWORKS") == "1"
+
+
+def need(module):
+    if not have(module):
+        if REQUIRE:
+            pytest.fail(f"{module} is required (MARG_REQUIRE_FRAMEWORKS=1) but not installed")
+        pytest.skip(f"{module} is not installed (the GPU machine's gpu-check runs these tests)")
+    return __import__(module)
+
+
+def cuda_devices():
+    devices = ["cpu"]
+    if os.environ.get("MARG_TEST_CUDA") == "1" or REQUIRE:
+        devices.append("cuda")
+    return devices
+
+
+@pytest.fixture(params=cuda_devices())
+def device(request):
+    if request.param == "cuda" and not marg.cuda_available():
+        pytest.fail("MARG_TEST_CUDA/MARG_REQUIRE_FRAMEWORKS set but marg sees no usable GPU")
+    return request.param
+
+
+# ---- torch ----
+
+def test_torch_zero_copy_and_type(rng, device):
+    torch = need("torch")
+    p = torch.tensor(random_pmf(rng, 7, (3,)), device=device)
+    q = torch.tensor(random_pmf(rng, 4, (1,)), device=device)
+    assert marg._core._data_ptr(p) == p.data_ptr()
+    r = marg.convolve(p, q)
+    assert isinstance(r, torch.Tensor) and r.device.type == device and r.dtype == torch.float64
+    assert r.shape == (3, 10)
+    ref = np.stack([np.convolve(p.cpu().numpy()[b], q.cpu().numpy()[0]) for b in range(3)])
+    np.testing.assert_allclose(r.cpu().numpy(), ref, rtol=1e-13)
+    out = torch.empty((3, 10), dtype=torch.float64, device=device)
+    r2 = marg.convolve(p, q, out=out)
+    assert r2 is out and r2.data_ptr() == out.data_ptr()
+    np.testing.assert_allclose(out.cpu().numpy(), ref, rtol=1e-13)
+    # a strided torch view
+    pt = p.t().contiguous().t()
+    assert marg._core._data_ptr(pt) == pt.data_ptr()
+    np.testing.assert_allclose(marg.convolve(pt, q).cpu().numpy(), ref, rtol=1e-13)
+
+
+def test_torch_autograd_gradcheck(rng, device):
+    torch = need("torch")
+    import marg.torch as mt
+
+    p = torch.tensor(random_pmf(rng, 5, (2,)), device=device, requires_grad=True)
+    q = torch.tensor(random_pmf(rng, 3, (1,)), device=device, requires_grad=True)
+    assert torch.autograd.gradcheck(mt.convolve, (p, q), eps=1e-6, atol=1e-9)
+    p1 = torch.tensor(random_pmf(rng, 6), device=device, requires_grad=True)
+    q1 = torch.tensor(random_pmf(rng, 6), device=device, requires_grad=True)
+    assert torch.autograd.gradcheck(mt.convolve, (p1, q1), eps=1e-6, atol=1e-9)
+    # against torch's own differentiation of conv1d (an independent route)
+    r = mt.convolve(p1, q1)
+    w = torch.arange(11.0, dtype=torch.float64, device=device)
+    (r * w).sum().backward()
+    p2, q2 = p1.detach().clone().requires_grad_(), q1.detach().clone().requires_grad_()
+    ref = torch.nn.functional.conv1d(p2.view(1, 1, -1), q2.flip(0).view(1, 1, -1), padding=5)
+    (ref.view(-1) * w).sum().backward()
+    torch.testing.assert_close(p1.grad, p2.grad)
+    torch.testing.assert_close(q1.grad, q2.grad)
+
+
+# ---- jax ----
+
+def _jax():
+    jax = need("jax")
+    jax.config.update("jax_enable_x64", True)
+    return jax
+
+
+def test_jax_arrays_through_dlpack(rng, device):
+    jax = _jax()
+    import jax.numpy as jnp
+
+    dev = jax.devices("gpu" if device == "cuda" else "cpu")[0]
+    p = jax.device_put(jnp.asarray(random_pmf(rng, 6, (2,))), dev)
+    q = jax.device_put(jnp.asarray(random_pmf(rng, 3)), dev)
+    r = marg.convolve(p, q)
+    assert isinstance(r, jax.Array) and r.dtype == jnp.float64 and r.shape == (2, 8)
+    assert list(r.devices())[0].platform == dev.platform
+    pn, qn = np.asarray(p), np.asarray(q)
+    np.testing.assert_allclose(np.asarray(r), [np.convolve(pn[b], qn) for b in range(2)],
+                               rtol=1e-13)
+
+
+def test_jax_ffi_jit_and_grads(rng, device):
+    jax = _jax()
+    import jax.numpy as jnp
+    from jax.test_util import check_grads
+
+    import marg.jax as mj
+
+    dev = jax.devices("gpu" if device == "cuda" else "cpu")[0]
+    p = jax.device_put(jnp.asarray(random_pmf(rng, 7, (3,))), dev)
+    q = jax.device_put(jnp.asarray(random_pmf(rng, 4)), dev)
+    r = jax.jit(mj.convolve)(p, q)
+    pn, qn = np.asarray(p), np.asarray(q)
+    np.testing.assert_allclose(np.asarray(r), [np.convolve(pn[b], qn) for b in range(3)],
+                               rtol=1e-13)
+    check_grads(mj.convolve, (p, q), order=1, modes=("rev",), atol=1e-8, rtol=1e-8)
+    # a loss under jit and grad, against jnp.convolve differentiated by JAX
+    w = jnp.linspace(-1.0, 2.0, 10)
+
+    def loss(f):
+        return lambda a, b: jnp.sum(jnp.log(f(a, b) + 1.0) * w)
+
+    ref = lambda a, b: jnp.stack([jnp.convolve(a[i], b) for i in range(3)])
+    g1 = jax.jit(jax.grad(loss(mj.convolve), argnums=(0, 1)))(p, q)
+    g2 = jax.grad(loss(ref), argnums=(0, 1))(p, q)
+    for a, b in zip(g1, g2):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12, atol=1e-14)
+    # under vmap (the FFI call broadcasts the mapped axis)
+    v = jax.vmap(mj.convolve, in_axes=(0, None))(p, q)
+    np.testing.assert_allclose(np.asarray(v), np.asarray(r), rtol=1e-14)
+    # float32
+    r32 = jax.jit(mj.convolve)(p.astype(jnp.float32), q.astype(jnp.float32))
+    assert r32.dtype == jnp.float32
+    np.testing.assert_allclose(np.asarray(r32), np.asarray(r), rtol=1e-5)
+
+
+# ---- cupy ----
+
+def test_cupy_arrays(rng):
+    if not (os.environ.get("MARG_TEST_CUDA") == "1" or REQUIRE):
+        pytest.skip("cupy needs a GPU (MARG_TEST_CUDA=1 on the GPU machine)")
+    cp = need("cupy")
+    p = cp.asarray(random_pmf(rng, 9, (2,)))
+    q = cp.asarray(random_pmf(rng, 5, (2,)))
+    assert marg._core._data_ptr(p) == p.data.ptr
+    r = marg.convolve(p, q)
+    assert isinstance(r, cp.ndarray)
+    pn, qn = cp.asnumpy(p), cp.asnumpy(q)
+    np.testing.assert_allclose(cp.asnumpy(r), [np.convolve(pn[b], qn[b]) for b in range(2)],
+                               rtol=1e-13)
