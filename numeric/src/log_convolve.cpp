@@ -423,8 +423,10 @@ void vjp(int m, int n, const T* g, int incg, const T* a, int inca, const T* b, i
     scatter_batch(ga, incga, 0, out, m, 1);
     return;
   }
-  for (std::int64_t i = 0; i < lr; ++i)
-    if (xg[i] < 0) cc.scaled[i] = -cc.scaled[i];
+  // (no runs: every c_i is -inf, the gradient is 0 and nothing is scaled)
+  if (!cc.runs.empty())
+    for (std::int64_t i = 0; i < lr; ++i)
+      if (xg[i] < 0) cc.scaled[i] = -cc.scaled[i];
   lse_accumulator sum(static_cast<std::size_t>(m));
   if (cc.runs.size() == 1 && cb.runs.size() == 1) {
     // one linear correlation on the current backend

@@ -247,6 +247,22 @@ TEMPLATE_TEST_CASE("log_convolve: bad arguments throw invalid_argument naming th
                     Contains("gb overlaps input"));
 }
 
+TEMPLATE_TEST_CASE("log_convolve: gradients where every output is -inf are 0", "[numeric][log]",
+                   MARG_ALL_CONFIGS) {
+  using T = typename TestType::T;
+  MARG_USE_BACKEND_OR_SKIP(TestType);
+  const T ninf_t = -std::numeric_limits<T>::infinity();
+  const std::vector<T> a = {ninf_t}, b = {T(-1), T(-2), T(-3)}, r(3, ninf_t),
+                       g = {T(1), T(-2), T(3)};
+  std::vector<T> ga(1, T(7)), gb(3, T(7));
+  marg::log_convolve_grad_a<T>(1, 3, g.data(), 1, a.data(), 1, b.data(), 1, r.data(), 1, ga.data(),
+                               1);
+  marg::log_convolve_grad_b<T>(1, 3, g.data(), 1, a.data(), 1, b.data(), 1, r.data(), 1, gb.data(),
+                               1);
+  CHECK(ga[0] == T(0));
+  for (const T v : gb) CHECK(v == T(0));
+}
+
 TEMPLATE_TEST_CASE("log_convolve: gradients against the long double loop", "[numeric][log]",
                    MARG_ALL_CONFIGS) {
   using T = typename TestType::T;
