@@ -309,6 +309,35 @@ void step(FuzzedDataProvider& d, std::vector<marg::pmf<T>>& pool) {
                                    : pick_int(d, -1000, 1000);
         const auto post = marg::condition_on_sum(x, y, k);
         const T ll = marg::log_prob_sum(x, y, k);
+        if (x.has_log_probs() || y.has_log_probs()) {
+          // log space: the terms may lie below long double's range too, so
+          // the brute force is a log-sum-exp over the anti-diagonal
+          real top = -std::numeric_limits<real>::infinity();
+          std::vector<real> lw;
+          for (std::int64_t i = 0; i < x.size(); ++i) {
+            const __int128 j = static_cast<__int128>(k) - (x.lower() + i);
+            if (j < y.lower() || j > y.upper()) continue;
+            lw.push_back(static_cast<real>(x.log_prob(x.lower() + i)) +
+                         y.log_prob(static_cast<std::int64_t>(j)));
+            top = std::max(top, lw.back());
+          }
+          if (top == -std::numeric_limits<real>::infinity()) {
+            if (ll != -std::numeric_limits<T>::infinity() || !post.first.empty() ||
+                !post.second.empty())
+              finding("an impossible observation was not reported as such (log space)", ll);
+            return;
+          }
+          real sum = 0;
+          for (const real v : lw) sum += std::exp(v - top);
+          const real want_ll = top + std::log(sum);
+          if (std::fabs(ll - want_ll) > tolerance<T>() * (1 + std::fabs(want_ll)) ||
+              std::fabs(post.log_likelihood - want_ll) >
+                  tolerance<T>() * (1 + std::fabs(want_ll)) ||
+              post.first.empty() || post.second.empty())
+            finding("log likelihood (log space)", ll, want_ll);
+          pool.push_back(post.first);
+          return;
+        }
         // brute force over the anti-diagonal
         std::vector<real> w(x.size(), 0);
         real total = 0;
