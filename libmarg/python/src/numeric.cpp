@@ -11,6 +11,7 @@
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -127,23 +128,30 @@ batch_layout broadcast(const char* function, const operand& a, const operand& b)
   return l;
 }
 
-/// The result's storage: host memory from malloc, or pool memory (managed,
-/// usable by any CUDA stream and by the host) for CUDA operands.
+/// The result's storage: host memory aligned to 64 bytes (frameworks that
+/// alias only aligned buffers, such as jax on the CPU, then take it without a
+/// copy), or pool memory (managed, usable by any CUDA stream and by the host)
+/// for CUDA operands. Owned by a capsule once the values are in it.
 struct block {
   void* ptr;
   std::size_t bytes;
   bool pool;
+  block(std::size_t size, bool cuda) : ptr(nullptr), bytes(size), pool(cuda) {
+    ptr = cuda ? marg::allocate(bytes) : std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (!ptr) throw std::bad_alloc();
+  }
+  block(const block&) = delete;
+  block& operator=(const block&) = delete;
+  ~block() {
+    if (pool)
+      marg::deallocate(ptr, bytes);
+    else
+      std::free(ptr);
+  }
 };
 
-nb::capsule own(block* blk) {
-  return nb::capsule(blk, [](void* p) noexcept {
-    auto* b = static_cast<block*>(p);
-    if (b->pool)
-      marg::deallocate(b->ptr, b->bytes);
-    else
-      std::free(b->ptr);
-    delete b;
-  });
+nb::capsule own(std::unique_ptr<block> blk) {
+  return nb::capsule(blk.release(), [](void* p) noexcept { delete static_cast<block*>(p); });
 }
 
 template <class T>
@@ -262,6 +270,21 @@ const char* name_of(op kind) {
   return "marg";
 }
 
+/// Runs the call into r without the GIL; CUDA work is complete on return,
+/// for a consumer on any stream.
+void compute(op kind, std::int64_t m, std::int64_t n, const operand& a, const operand& b,
+             const batch_layout& l, void* r, std::int64_t incr, bool cuda) {
+  if (l.count == 0) return;
+  nb::gil_scoped_release release;
+  if (a.f32)
+    run_all<float>(kind, static_cast<int>(m), static_cast<int>(n), a, b, l, static_cast<float*>(r),
+                   incr);
+  else
+    run_all<double>(kind, static_cast<int>(m), static_cast<int>(n), a, b, l,
+                    static_cast<double*>(r), incr);
+  if (cuda) marg::synchronize();
+}
+
 /// The common body of the four calls. `size` is m for grad_p, n for grad_q,
 /// unused otherwise.
 nb::object call(op kind, nb::handle a_obj, nb::handle b_obj, std::int64_t size,
@@ -315,9 +338,6 @@ nb::object call(op kind, nb::handle a_obj, nb::handle b_obj, std::int64_t size,
   const std::size_t elem = a.f32 ? sizeof(float) : sizeof(double);
   const bool cuda = is_cuda(a.device_type);
 
-  void* r = nullptr;
-  std::int64_t incr = 1;
-  nb::object result;
   if (!out_obj.is_none()) {
     any_out o;
     if (!nb::try_cast(out_obj, o, false))
@@ -330,55 +350,35 @@ nb::object call(op kind, nb::handle a_obj, nb::handle b_obj, std::int64_t size,
     if (!ok)
       throw nb::value_error(
           (std::string(fn) + ": out must have the result's shape, dtype and device").c_str());
-    incr = len == 1 ? 1 : o.stride(o.ndim() - 1);
+    const std::int64_t incr = len == 1 ? 1 : o.stride(o.ndim() - 1);
     if (incr < 1 || incr > INT_MAX)
       throw nb::value_error(
           (std::string(fn) + ": out's last axis needs a positive stride").c_str());
     for (int i = 0; i < l.ndim; ++i) l.sr[i] = l.shape[i] == 1 ? 0 : o.stride(i);
-    r = o.data();
-    result = nb::borrow(out_obj);
-  } else {
-    std::size_t shape[max_dims + 1];
-    std::int64_t st = len;
-    for (int i = l.ndim - 1; i >= 0; --i) {
-      shape[i] = static_cast<std::size_t>(l.shape[i]);
-      l.sr[i] = l.shape[i] == 1 ? 0 : st;
-      st *= l.shape[i];
-    }
-    shape[l.ndim] = static_cast<std::size_t>(len);
-    const std::size_t bytes = static_cast<std::size_t>(l.count * len) * elem;
-    auto* blk = new block{nullptr, bytes, cuda};
-    try {
-      blk->ptr = cuda ? marg::allocate(bytes ? bytes : elem) : std::malloc(bytes ? bytes : elem);
-    } catch (...) {
-      delete blk;
-      throw;
-    }
-    if (!blk->ptr) {
-      delete blk;
-      throw std::bad_alloc();
-    }
-    r = blk->ptr;
-    nb::capsule owner = own(blk);
-    const framework f = framework_of(a_obj);
-    result = a.f32 ? wrap<float>(f, static_cast<float*>(r), l.ndim + 1, shape, owner, a.device_type,
-                                 a.device_id)
-                   : wrap<double>(f, static_cast<double*>(r), l.ndim + 1, shape, owner,
-                                  a.device_type, a.device_id);
+    compute(kind, m, n, a, b, l, o.data(), incr, cuda);
+    return nb::borrow(out_obj);
   }
-  if (l.count == 0) return result;
-  {
-    nb::gil_scoped_release release;
-    if (a.f32)
-      run_all<float>(kind, static_cast<int>(m), static_cast<int>(n), a, b, l,
-                     static_cast<float*>(r), incr);
-    else
-      run_all<double>(kind, static_cast<int>(m), static_cast<int>(n), a, b, l,
-                      static_cast<double*>(r), incr);
-    // the result is complete when it is handed back, for a consumer on any stream
-    if (cuda) marg::synchronize();
+  std::size_t shape[max_dims + 1];
+  std::int64_t st = len;
+  for (int i = l.ndim - 1; i >= 0; --i) {
+    shape[i] = static_cast<std::size_t>(l.shape[i]);
+    l.sr[i] = l.shape[i] == 1 ? 0 : st;
+    st *= l.shape[i];
   }
-  return result;
+  shape[l.ndim] = static_cast<std::size_t>(len);
+  const std::size_t bytes = static_cast<std::size_t>(l.count * len) * elem;
+  // the result is computed before it is wrapped: a framework may copy the
+  // buffer when it imports it (jax does for unaligned host buffers)
+  auto blk = std::make_unique<block>(bytes ? bytes : elem, cuda);
+  void* data = blk->ptr;
+  compute(kind, m, n, a, b, l, data, 1, cuda);
+  nb::capsule owner = own(std::move(blk));
+  const framework f = framework_of(a_obj);
+  const int nd = l.ndim + 1;
+  return a.f32 ? wrap<float>(f, static_cast<float*>(data), nd, shape, owner, a.device_type,
+                             a.device_id)
+               : wrap<double>(f, static_cast<double*>(data), nd, shape, owner, a.device_type,
+                              a.device_id);
 }
 
 marg::backend parse_backend(const std::string& name) {
