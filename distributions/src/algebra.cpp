@@ -115,11 +115,14 @@ void check_tree_supports(const std::vector<pmf<T>>& xs) {
 
 // The terms of sum(): slab 0 holds the inputs gathered in one pass, slab k the
 // outputs of level k (all pool blocks on the calling thread's stream); a slab
-// is freed once no run of the current level is in it.
+// is freed once no run of the current level is in it. In log space the slabs
+// hold log-probabilities and the levels are log_convolve calls.
 template <class T>
 class sum_tree {
  public:
-  explicit sum_tree(const std::vector<pmf<T>>& xs) { gather(xs); }
+  explicit sum_tree(const std::vector<pmf<T>>& xs, bool log_space = false) : log_(log_space) {
+    gather(xs);
+  }
 
   // pairs neighbours until one term is left; returns its probabilities
   const T* reduce() {
@@ -188,7 +191,13 @@ class sum_tree {
       T* out = d + start[c];
       for (std::int64_t k = k0; k < k1; ++k) {
         const pmf<T>& x = xs[order.empty() ? k : order[k]];
-        out = std::copy(x.data(), x.data() + x.size(), out);
+        if (!log_)
+          out = std::copy(x.data(), x.data() + x.size(), out);
+        else if (x.has_log_probs())
+          out = std::copy(x.log_data(), x.log_data() + x.size(), out);
+        else
+          out = std::transform(x.data(), x.data() + x.size(), out,
+                               [](T v) { return std::log(v); });
       }
     });
     std::int64_t at = 0;
@@ -264,12 +273,16 @@ class sum_tree {
       const T* a = c.ra->data + c.ia * c.ra->stride;
       const T* b = c.rc->data + c.ic * c.rc->stride;
       const int len = c.ra->len + c.rc->len - 1;
-      if (c.pairs == 1) {
+      const int pairs = static_cast<int>(c.pairs);
+      const std::int64_t sa = 2 * c.ra->stride, sb = 2 * c.rc->stride;
+      if (log_ && pairs == 1)
+        log_convolve<T>(c.ra->len, c.rc->len, a, 1, b, 1, w, 1);
+      else if (log_)
+        log_convolve_batched<T>(c.ra->len, c.rc->len, a, 1, sa, b, 1, sb, w, 1, len, pairs);
+      else if (pairs == 1)
         convolve<T>(c.ra->len, c.rc->len, a, 1, b, 1, w, 1);
-      } else {
-        convolve_batched<T>(c.ra->len, c.rc->len, a, 1, 2 * c.ra->stride, b, 1, 2 * c.rc->stride, w,
-                            1, len, static_cast<int>(c.pairs));
-      }
+      else
+        convolve_batched<T>(c.ra->len, c.rc->len, a, 1, sa, b, 1, sb, w, 1, len, pairs);
       next[k].data = w;
       next[k].slab = id;
       w += c.pairs * len;
@@ -303,6 +316,7 @@ class sum_tree {
     level_.resize(w + 1);
   }
 
+  bool log_;
   std::vector<array<T>> slabs_;
   std::vector<run<T>> level_;
   input_totals totals_;
@@ -471,7 +485,38 @@ pmf<T> sum(const std::vector<pmf<T>>& xs) {
     std::copy(t, t + len, r.data());
   }
   detail::renormalize_if_drifted(r.data(), len);
-  return pmf<T>(detail::trusted, std::move(r), tree.lower(), tree.truncated());
+  // Elements below the linear tree's floor lost mass to underflow somewhere in
+  // the tree: a second tree in log space gives them exactly. Each level's
+  // elements below T's normal range lose under half of denorm_min each, and
+  // an element gathers at most `len` of them per level, so above
+  // 4 * levels * len * denorm_min / eps the linear value is exact to a quarter
+  // of T's rounding.
+  const long double levels = std::ceil(std::log2(static_cast<long double>(xs.size()))) + 1;
+  const T floor = static_cast<T>(std::max<long double>(
+      4 * levels * len * std::numeric_limits<T>::denorm_min() / std::numeric_limits<T>::epsilon(),
+      std::numeric_limits<T>::min()));
+  T* p = r.data();
+  if (std::all_of(p, p + len, [floor](T v) { return v >= floor; }))
+    return pmf<T>(detail::trusted, std::move(r), tree.lower(), tree.truncated());
+  sum_tree<T> logs(xs, true);
+  const T* lt = logs.reduce();
+  array<T>& ls = logs.result_slab();
+  detail::prepare_host_access(lt, static_cast<std::size_t>(len) * sizeof(T), ls.stream());
+  array<T> l(static_cast<std::size_t>(len));
+  T* lp = l.data();
+  bool tiny = false;
+  for (int i = 0; i < len; ++i) {
+    if (p[i] >= floor) {
+      lp[i] = std::log(p[i]);
+    } else {
+      lp[i] = lt[i];
+      p[i] = std::exp(lt[i]);
+      tiny = tiny || (lt[i] != -std::numeric_limits<T>::infinity() &&
+                      lt[i] < detail::log_min_normal<T>);
+    }
+  }
+  if (!tiny) return pmf<T>(detail::trusted, std::move(r), tree.lower(), tree.truncated());
+  return pmf<T>(detail::trusted, std::move(r), std::move(l), tree.lower(), tree.truncated());
 }
 
 #define MARG_INSTANTIATE_ALGEBRA(T)                           \

@@ -4,9 +4,11 @@
 // long double recurrences and direct sums, never the library's formulas.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <random>
 #include <vector>
 
 #include "dist_fixture.hpp"
@@ -75,6 +77,42 @@ TEMPLATE_TEST_CASE("log space: Binomial(N, 1/2) + itself is Binomial(2N, 1/2) at
   CHECK(d.has_log_probs());
   CHECK(d.lower() == -N);
   CHECK(log_close<T>(d.log_prob(-N), want[0], 2));
+}
+
+TEMPLATE_TEST_CASE("log space: sum of Bernoullis keeps the Poisson-binomial's far tails",
+                   "[distributions][log]", MARG_DIST_CONFIGS) {
+  using T = typename TestType::T;
+  MARG_USE_BACKEND_OR_SKIP(TestType);
+  // every input is linear (its probabilities fit T); the right tail of the
+  // sum, prod p_i ~ 1e-7000 (double) or 1e-700 (float), does not
+  const int n = sizeof(T) == 4 ? 300 : 2000;
+  MARG_SEEDED_RNG(rng);
+  std::uniform_real_distribution<double> u(std::log(1e-6), std::log(1e-2));
+  std::vector<marg::pmf<T>> terms;
+  rvec lp, lq;  // log p_i and log(1 - p_i) of the rounded inputs
+  for (int i = 0; i < n; ++i) {
+    terms.push_back(marg::bernoulli<T>(std::exp(u(rng))));
+    REQUIRE_FALSE(terms.back().has_log_probs());
+    lq.push_back(std::log(static_cast<real>(terms.back().prob(0))));
+    lp.push_back(std::log(static_cast<real>(terms.back().prob(1))));
+  }
+  // reference: the Poisson-binomial recurrence in log space, long double
+  rvec want(1, 0.0L);
+  for (int i = 0; i < n; ++i) {
+    rvec next(want.size() + 1, ninf);
+    for (std::size_t k = 0; k < next.size(); ++k) {
+      const real stay = k < want.size() ? want[k] + lq[i] : ninf;
+      const real step = k > 0 ? want[k - 1] + lp[i] : ninf;
+      const real top = std::max(stay, step);
+      next[k] = top == ninf ? ninf : top + std::log(std::exp(stay - top) + std::exp(step - top));
+    }
+    want = std::move(next);
+  }
+  const auto s = marg::sum(terms);
+  CHECK(s.has_log_probs());
+  CHECK(std::isfinite(static_cast<double>(s.log_prob(n))));
+  // the inputs are rounded to T: 2 ulp of each log-probability
+  expect_logs(s, want, 2);
 }
 
 TEMPLATE_TEST_CASE("log space: conditioning on a far-tail sum", "[distributions][log]",
