@@ -1,8 +1,10 @@
 """Per-call overhead of marg.convolve from Python against the same C++ call.
 
-Times marg.convolve(p, q) on numpy float64 arrays (and torch CPU tensors when
-torch is installed) with timeit, and marg::convolve<double> in a C++
-loop (marg._core._time_cpp_convolve), side by side, for small m = n.
+Times marg.convolve(p, q) on numpy float64 arrays (and torch tensors on the CPU
+and, where there is a GPU, on CUDA, when torch is installed) with timeit, and
+marg::convolve<double> on the same memory in a C++ loop
+(marg._core._time_cpp_convolve, _time_cpp_convolve_arrays), side by side, for
+small m = n.
 
     python bench/python/overhead.py [--sizes 4 16 64] [--calls 200000]
 """
@@ -37,18 +39,24 @@ def main():
     try:
         import torch
 
-        # the C++ side times host vectors, so only CPU tensors compare like for like
-        for dev in ["cpu"]:
+        # each framework row is timed against the C++ call on the same memory
+        devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() and marg.cuda_available() else [])
+        for dev in devices:
+            if dev == "cuda":
+                marg.set_backend("automatic")
             for n in args.sizes:
                 p = torch.full((n,), 1.0 / n, dtype=torch.float64, device=dev)
                 out = torch.empty(2 * n - 1, dtype=torch.float64, device=dev)
-                cpp = min(marg._core._time_cpp_convolve(n, n, args.calls) for _ in range(5))
-                py = best_of(lambda: marg.convolve(p, p), args.calls // 10)
-                py_out = best_of(lambda: marg.convolve(p, p, out=out), args.calls // 10)
+                calls = args.calls // 10
+                cpp = min(marg._core._time_cpp_convolve_arrays(p, p, out, calls) for _ in range(5))
+                py = best_of(lambda: marg.convolve(p, p), calls)
+                py_out = best_of(lambda: marg.convolve(p, p, out=out), calls)
                 rows.append((f"torch {dev}", n, cpp, py, py_out))
+            marg.set_backend("cpu")
     except ImportError:
         pass
-    print(f"backend: {marg.current_backend()}; microseconds per call (best of 5)")
+    print("backend: cpu for host arrays, automatic (CUDA) for CUDA tensors; microseconds per call "
+          "(best of 5)")
     print("| arrays | m = n | C++ marg::convolve | marg.convolve | overhead | with out= | overhead |")
     print("|---|---|---|---|---|---|---|")
     for kind, n, cpp, py, py_out in rows:

@@ -450,6 +450,32 @@ void bind_numeric(nb::module_& m) {
       "m"_a, "n"_a, "calls"_a,
       "Seconds per call of marg::convolve<double> on host vectors, timed in C++.");
   m.def(
+      "_time_cpp_convolve_arrays",
+      [](nb::ndarray<nb::ro, double, nb::ndim<1>, nb::c_contig> p,
+         nb::ndarray<nb::ro, double, nb::ndim<1>, nb::c_contig> q,
+         nb::ndarray<double, nb::ndim<1>, nb::c_contig> r, int calls) {
+        // the C++ side for arrays of any framework and device, doing what
+        // marg.convolve does around the product (a synchronize for CUDA memory)
+        const int m_ = static_cast<int>(p.shape(0)), n_ = static_cast<int>(q.shape(0));
+        if (r.shape(0) != p.shape(0) + q.shape(0) - 1 || p.device_type() != r.device_type() ||
+            q.device_type() != r.device_type())
+          throw nb::value_error("_time_cpp_convolve_arrays: r must have length m + n - 1");
+        const bool cuda = is_cuda(r.device_type());
+        nb::gil_scoped_release release;
+        auto once = [&] {
+          marg::convolve<double>(m_, n_, p.data(), 1, q.data(), 1, r.data(), 1);
+          if (cuda) marg::synchronize();
+        };
+        once();
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < calls; ++i) once();
+        const auto t1 = std::chrono::steady_clock::now();
+        return std::chrono::duration<double>(t1 - t0).count() / calls;
+      },
+      "p"_a, "q"_a, "r"_a, "calls"_a,
+      "Seconds per call of marg::convolve<double> on the arrays' memory (host or CUDA), timed in "
+      "C++, with the synchronize marg.convolve adds for CUDA memory.");
+  m.def(
       "_data_ptr",
       [](nb::handle x) {
         any_array a;
