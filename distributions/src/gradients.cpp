@@ -1,9 +1,11 @@
 // Gradients of x + y (through the numeric gradient kernels) and of
-// log P(x + y = k) (on the host, O(m + n)).
+// log P(x + y = k) (on the host in log space, O(m + n)).
 #include <marg/distributions/gradients.hpp>
 #include <marg/numeric/convolve.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "detail.hpp"
@@ -34,16 +36,38 @@ sum_gradient<T> log_prob_sum_grad(const pmf<T>& x, const pmf<T>& y, std::int64_t
   const detail::operands_device on(f, "x", x.device(), "y", y.device());
   sum_gradient<T> r{std::vector<T>(x.size(), T(0)), std::vector<T>(y.size(), T(0))};
   const auto d = detail::diagonal_of(x, y, k);
-  long double s = 0;
+  using ld = long double;
+  ld s = 0;
+  if (!x.has_log_probs() && !y.has_log_probs() && !d.empty()) {
+    for (std::int64_t j = d.lo; j <= d.hi; ++j) s += static_cast<ld>(x.prob(j)) * y.prob(k - j);
+  }
+  if (s >= std::numeric_limits<T>::min()) {
+    for (std::int64_t j = d.lo; j <= d.hi; ++j) {
+      r.first[j - x.lower()] = static_cast<T>(y.prob(k - j) / s);
+      r.second[k - j - y.lower()] = static_cast<T>(x.prob(j) / s);
+    }
+    return r;
+  }
+  // in log space, for terms that keep log-probabilities or a likelihood below
+  // T's range: d/dp_j = exp(log q_{k-j} - log P(x + y = k))
+  const auto log_at = [](const pmf<T>& z, std::int64_t j) {
+    return z.has_log_probs() ? static_cast<ld>(z.log_prob(j))
+                             : std::log(static_cast<ld>(z.prob(j)));
+  };
+  ld top = -INFINITY;
   if (!d.empty()) {
     for (std::int64_t j = d.lo; j <= d.hi; ++j)
-      s += static_cast<long double>(x.prob(j)) * y.prob(k - j);
+      top = std::max(top, log_at(x, j) + log_at(y, k - j));
   }
-  MARG_EXPECTS(s > 0, std::string(f) + ": k = " + std::to_string(k) +
-                          " is impossible (P(x + y = k) = 0, log likelihood -inf): no gradient");
+  MARG_EXPECTS(top != -INFINITY,
+               std::string(f) + ": k = " + std::to_string(k) +
+                   " is impossible (P(x + y = k) = 0, log likelihood -inf): no gradient");
+  s = 0;
+  for (std::int64_t j = d.lo; j <= d.hi; ++j) s += std::exp(log_at(x, j) + log_at(y, k - j) - top);
+  const ld log_s = top + std::log(s);
   for (std::int64_t j = d.lo; j <= d.hi; ++j) {
-    r.first[j - x.lower()] = static_cast<T>(y.prob(k - j) / s);
-    r.second[k - j - y.lower()] = static_cast<T>(x.prob(j) / s);
+    r.first[j - x.lower()] = static_cast<T>(std::exp(log_at(y, k - j) - log_s));
+    r.second[k - j - y.lower()] = static_cast<T>(std::exp(log_at(x, j) - log_s));
   }
   return r;
 }

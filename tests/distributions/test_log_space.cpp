@@ -207,6 +207,59 @@ TEMPLATE_TEST_CASE("log space: soft evidence in the far tail of the sum", "[dist
   CHECK(std::isfinite(static_cast<double>(linear.first.log_prob(x.upper()))));
 }
 
+TEMPLATE_TEST_CASE("log space: log_prob_sum_grad of a far-tail sum", "[distributions][log]",
+                   MARG_DIST_CONFIGS) {
+  using T = typename TestType::T;
+  MARG_USE_BACKEND_OR_SKIP(TestType);
+  // P(x + y = k) ~ 2^-nx is below T's range: d/dq_i = p_{k-i} / P fits T,
+  // d/dp_j = q_{k-j} / P exceeds it (+inf) except where q_{k-j} is as small
+  const std::int64_t nx = sizeof(T) == 4 ? 300 : 2000, ny = 50;
+  const auto x = marg::binomial<T>(nx, 0.5);
+  const auto y = marg::binomial<T>(ny, 0.3);
+  REQUIRE(x.has_log_probs());
+  const std::int64_t k = nx + ny - 3;
+  const std::vector<T> lx = x.log_probs(), ly = y.log_probs();
+  // reference: long double log-sum-exp along the diagonal j + (k - j) = k
+  real top = ninf;
+  for (std::int64_t j = k - ny; j <= nx; ++j)
+    top = std::max(top, lx[j] + static_cast<real>(ly[k - j]));
+  real s = 0;
+  for (std::int64_t j = k - ny; j <= nx; ++j)
+    s += std::exp(lx[j] + static_cast<real>(ly[k - j]) - top);
+  const real log_s = top + std::log(s);
+  CHECK(log_close<T>(marg::log_prob_sum(x, y, k), log_s, 4));
+  const auto g = marg::log_prob_sum_grad(x, y, k);
+  REQUIRE(g.first.size() == lx.size());
+  REQUIRE(g.second.size() == ly.size());
+  // each gradient is exp(l - log_s) with l a stored log-probability
+  std::int64_t bad = 0, finite = 0;
+  const auto expect = [&](T got, real l) {
+    const real want = std::exp(l - log_s);
+    const real tol = 8 * std::numeric_limits<T>::epsilon() * (1 + std::fabs(l - log_s));
+    const bool ok = want > std::numeric_limits<T>::max() ? got == std::numeric_limits<T>::infinity()
+                                                         : std::fabs(got - want) <= tol * want;
+    finite += std::isfinite(got) && got > 0;
+    if (!ok && bad++ < 5) {
+      CAPTURE(l, want, got);
+      CHECK(false);
+    }
+  };
+  for (std::int64_t j = 0; j <= nx; ++j) {
+    if (j < k - ny)
+      CHECK(g.first[j] == 0);
+    else
+      expect(g.first[j], ly[k - j]);
+  }
+  for (std::int64_t i = 0; i <= ny; ++i) {
+    if (i < k - nx)
+      CHECK(g.second[i] == 0);
+    else
+      expect(g.second[i], lx[k - i]);
+  }
+  CHECK(bad == 0);
+  CHECK(finite >= 3);
+}
+
 TEMPLATE_TEST_CASE("log space: categorical_log", "[distributions][log]", MARG_DIST_CONFIGS) {
   using T = typename TestType::T;
   MARG_USE_BACKEND_OR_SKIP(TestType);
