@@ -67,7 +67,10 @@ std::string probe_devices() {
   if (const cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess) {
     (void)cudaGetLastError();
     return std::string("no usable CUDA device (") + cudaGetErrorName(e) + ": " +
-           cudaGetErrorString(e) + ")";
+           cudaGetErrorString(e) +
+           (e == cudaErrorInsufficientDriver
+                ? "; no NVIDIA driver, or one older than this build's CUDA runtime)"
+                : ")");
   }
   if (count == 0) return "no CUDA device is visible";
   int current = 0;
