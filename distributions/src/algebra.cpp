@@ -196,8 +196,7 @@ class sum_tree {
         else if (x.has_log_probs())
           out = std::copy(x.log_data(), x.log_data() + x.size(), out);
         else
-          out = std::transform(x.data(), x.data() + x.size(), out,
-                               [](T v) { return std::log(v); });
+          out = std::transform(x.data(), x.data() + x.size(), out, [](T v) { return std::log(v); });
       }
     });
     std::int64_t at = 0;
@@ -511,8 +510,8 @@ pmf<T> sum(const std::vector<pmf<T>>& xs) {
     } else {
       lp[i] = lt[i];
       p[i] = std::exp(lt[i]);
-      tiny = tiny || (lt[i] != -std::numeric_limits<T>::infinity() &&
-                      lt[i] < detail::log_min_normal<T>);
+      tiny = tiny ||
+             (lt[i] != -std::numeric_limits<T>::infinity() && lt[i] < detail::log_min_normal<T>);
     }
   }
   if (!tiny) return pmf<T>(detail::trusted, std::move(r), tree.lower(), tree.truncated());
