@@ -65,33 +65,6 @@ sum_posterior<T> condition_soft(const pmf<T>& x, const pmf<T>& y, const T* L, ld
           posterior_of<T>(wy, y.lower(), sy, false)};
 }
 
-// log P(x = j) for j on the support, from the kept log-probabilities or the
-// log of the probability
-template <class T>
-ld log_at(const pmf<T>& x, std::int64_t j) {
-  const std::int64_t i = j - x.lower();
-  return x.has_log_probs() ? static_cast<ld>(x.log_data()[i])
-                           : std::log(static_cast<ld>(x.data()[i]));
-}
-
-// w_i = log x_{d.lo + i} + log y_{k - d.lo - i} along the diagonal, and their
-// log-sum-exp (-inf when every term is)
-template <class T>
-ld log_weights(const pmf<T>& x, const pmf<T>& y, std::int64_t k, detail::diagonal d,
-               std::vector<ld>& w) {
-  w.resize(static_cast<std::size_t>(d.hi - d.lo + 1));
-  ld mx = -INFINITY;
-  for (std::size_t i = 0; i < w.size(); ++i) {
-    const std::int64_t j = d.lo + static_cast<std::int64_t>(i);
-    w[i] = log_at(x, j) + log_at(y, k - j);
-    mx = std::max(mx, w[i]);
-  }
-  if (mx == -INFINITY) return mx;
-  ld s = 0;
-  for (const ld v : w) s += std::exp(v - mx);
-  return mx + std::log(s);
-}
-
 // a posterior from log weights w on lower.. (reversed: on lower, lower - 1, ...),
 // -inf ends trimmed
 template <class T>
@@ -154,7 +127,7 @@ T log_prob_sum(const pmf<T>& x, const pmf<T>& y, std::int64_t k) {
   if (d.empty()) return -std::numeric_limits<T>::infinity();
   if (x.has_log_probs() || y.has_log_probs()) {
     std::vector<ld> w;
-    return static_cast<T>(log_weights(x, y, k, d, w));
+    return static_cast<T>(detail::log_weights(x, y, k, d, w));
   }
   const T* p = x.data() + (d.lo - x.lower());
   const T* q = y.data() + (k - d.lo - y.lower());  // q walks down as p walks up
@@ -172,7 +145,7 @@ sum_posterior<T> condition_on_sum(const pmf<T>& x, const pmf<T>& y, std::int64_t
   if (x.has_log_probs() || y.has_log_probs()) {
     // in log space: the terms and the posteriors may be far below T's range
     std::vector<ld> w;
-    const ld total = log_weights(x, y, k, d, w);
+    const ld total = detail::log_weights(x, y, k, d, w);
     if (total == -INFINITY) return impossible<T>();
     return {static_cast<T>(total), log_posterior_of<T>(w, d.lo, false),
             log_posterior_of<T>(w, k - d.lo, true)};

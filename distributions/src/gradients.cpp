@@ -3,10 +3,10 @@
 #include <marg/distributions/gradients.hpp>
 #include <marg/numeric/convolve.hpp>
 
-#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "detail.hpp"
 
@@ -50,24 +50,14 @@ sum_gradient<T> log_prob_sum_grad(const pmf<T>& x, const pmf<T>& y, std::int64_t
   }
   // in log space, for terms that keep log-probabilities or a likelihood below
   // T's range: d/dp_j = exp(log q_{k-j} - log P(x + y = k))
-  const auto log_at = [](const pmf<T>& z, std::int64_t j) {
-    return z.has_log_probs() ? static_cast<ld>(z.log_prob(j))
-                             : std::log(static_cast<ld>(z.prob(j)));
-  };
-  ld top = -INFINITY;
-  if (!d.empty()) {
-    for (std::int64_t j = d.lo; j <= d.hi; ++j)
-      top = std::max(top, log_at(x, j) + log_at(y, k - j));
-  }
-  MARG_EXPECTS(top != -INFINITY,
+  std::vector<ld> w;
+  const ld log_s = d.empty() ? -INFINITY : detail::log_weights(x, y, k, d, w);
+  MARG_EXPECTS(log_s != -INFINITY,
                std::string(f) + ": k = " + std::to_string(k) +
                    " is impossible (P(x + y = k) = 0, log likelihood -inf): no gradient");
-  s = 0;
-  for (std::int64_t j = d.lo; j <= d.hi; ++j) s += std::exp(log_at(x, j) + log_at(y, k - j) - top);
-  const ld log_s = top + std::log(s);
   for (std::int64_t j = d.lo; j <= d.hi; ++j) {
-    r.first[j - x.lower()] = static_cast<T>(std::exp(log_at(y, k - j) - log_s));
-    r.second[k - j - y.lower()] = static_cast<T>(std::exp(log_at(x, j) - log_s));
+    r.first[j - x.lower()] = static_cast<T>(std::exp(detail::log_at(y, k - j) - log_s));
+    r.second[k - j - y.lower()] = static_cast<T>(std::exp(detail::log_at(x, j) - log_s));
   }
   return r;
 }
