@@ -3,8 +3,9 @@
 Times marg.convolve(p, q) on numpy float64 arrays (and torch tensors on the CPU
 and, where there is a GPU, on CUDA, when torch is installed) with timeit, and
 marg::convolve<double> on the same memory in a C++ loop
-(marg._core._time_cpp_convolve, _time_cpp_convolve_arrays), side by side, for
-small m = n.
+(marg._core._time_cpp_convolve_arrays), side by side, for small m = n. On CUDA
+both run on torch's current stream, as marg.convolve does for torch tensors,
+and are waited for once after the loop.
 
     python bench/python/overhead.py [--sizes 4 16 64] [--calls 200000]
 """
@@ -17,8 +18,14 @@ import numpy as np
 import marg
 
 
-def best_of(fn, calls, repeat=5):
-    return min(timeit.repeat(fn, number=calls, repeat=repeat)) / calls
+def best_of(fn, calls, repeat=5, sync=None):
+    def loop():
+        for _ in range(calls):
+            fn()
+        if sync:
+            sync()
+
+    return min(timeit.repeat(loop, number=1, repeat=repeat)) / calls
 
 
 def main():
@@ -32,7 +39,7 @@ def main():
         p = np.full(n, 1.0 / n)
         q = np.full(n, 1.0 / n)
         out = np.empty(2 * n - 1)
-        cpp = min(marg._core._time_cpp_convolve(n, n, args.calls) for _ in range(5))
+        cpp = min(marg._core._time_cpp_convolve_arrays(p, q, out, args.calls) for _ in range(5))
         py = best_of(lambda: marg.convolve(p, q), args.calls)
         py_out = best_of(lambda: marg.convolve(p, q, out=out), args.calls)
         rows.append(("numpy", n, cpp, py, py_out))
@@ -48,15 +55,19 @@ def main():
                 p = torch.full((n,), 1.0 / n, dtype=torch.float64, device=dev)
                 out = torch.empty(2 * n - 1, dtype=torch.float64, device=dev)
                 calls = args.calls // 10
-                cpp = min(marg._core._time_cpp_convolve_arrays(p, p, out, calls) for _ in range(5))
-                py = best_of(lambda: marg.convolve(p, p), calls)
-                py_out = best_of(lambda: marg.convolve(p, p, out=out), calls)
+                cuda = dev == "cuda"
+                stream = torch.cuda.current_stream().cuda_stream if cuda else None
+                sync = torch.cuda.synchronize if cuda else None
+                cpp = min(marg._core._time_cpp_convolve_arrays(p, p, out, calls, stream)
+                          for _ in range(5))
+                py = best_of(lambda: marg.convolve(p, p), calls, sync=sync)
+                py_out = best_of(lambda: marg.convolve(p, p, out=out), calls, sync=sync)
                 rows.append((f"torch {dev}", n, cpp, py, py_out))
             marg.set_backend("cpu")
     except ImportError:
         pass
-    print("backend: cpu for host arrays, automatic (CUDA) for CUDA tensors; microseconds per call "
-          "(best of 5)")
+    print("backend: cpu for host arrays, automatic (CUDA) for CUDA tensors on torch's current "
+          "stream; microseconds per call (best of 5)")
     print("| arrays | m = n | C++ marg::convolve | marg.convolve | overhead | with out= | overhead |")
     print("|---|---|---|---|---|---|---|")
     for kind, n, cpp, py, py_out in rows:

@@ -59,6 +59,36 @@ def test_torch_zero_copy_and_type(rng, device):
     np.testing.assert_allclose(marg.convolve(pt, q).cpu().numpy(), ref, rtol=1e-13)
 
 
+def test_torch_streams_and_refusals(rng, device):
+    torch = need("torch")
+    p = torch.tensor(random_pmf(rng, 300, (4,)), device=device)
+    q = torch.tensor(random_pmf(rng, 200, (1,)), device=device)
+    ref = np.stack([np.convolve(p.cpu().numpy()[b], q.cpu().numpy()[0]) for b in range(4)])
+    if device == "cuda":
+        # on a side stream the work is ordered after the inputs' producer and
+        # before the result's consumer on that stream, without a host wait
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            p2 = p * 2.0  # queued on s: marg must run after it
+            r = marg.convolve(p2, q)
+            r = r * 0.5
+        s.synchronize()
+        np.testing.assert_allclose(r.cpu().numpy(), ref, rtol=1e-13)
+    # float32 stays float32; a non-float dtype and a tensor that needs grad are refused
+    r32 = marg.convolve(p.float(), q.float())
+    assert r32.dtype == torch.float32
+    np.testing.assert_allclose(r32.cpu().numpy(), ref, rtol=2e-5, atol=1e-7)
+    with pytest.raises(ValueError, match="float32 or float64"):
+        marg.convolve(p.to(torch.int64), q)
+    with pytest.raises(ValueError, match="requires grad"):
+        marg.convolve(p.clone().requires_grad_(), q)
+    with pytest.raises(ValueError, match="dtypes differ"):
+        marg.convolve(p, q.float())
+    with pytest.raises(ValueError, match="out must have"):
+        marg.convolve(p, q, out=torch.empty((4, 498), dtype=torch.float64, device=device))
+
+
 def test_torch_autograd_gradcheck(rng, device):
     torch = need("torch")
     import marg.torch as mt

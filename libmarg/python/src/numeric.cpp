@@ -5,6 +5,7 @@
 // operand's array type on its device.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 
 #include <chrono>
@@ -12,6 +13,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -68,7 +70,8 @@ struct operand {
   bool f32 = false;
 };
 
-operand describe(const char* function, const char* name, const nb::ndarray<nb::ro>& a) {
+template <class Array>
+operand describe(const char* function, const char* name, const Array& a) {
   operand o;
   const std::string where = std::string(function) + ": " + name;
   if (a.ndim() < 1 || a.ndim() > max_dims)
@@ -97,6 +100,86 @@ operand describe(const char* function, const char* name, const nb::ndarray<nb::r
   o.device_id = a.device_id();
   if (a.device_type() != nb::device::cpu::value && !is_cuda(a.device_type()))
     throw nb::value_error((where + " must be in host or CUDA memory").c_str());
+  return o;
+}
+
+/// torch's names, looked up once: torch tensors are read through their
+/// attributes rather than DLPack, whose export costs torch several
+/// microseconds per tensor (an event recorded and waited on for CUDA), most
+/// of a small call's time. Never freed: it may outlive the interpreter.
+struct torch_api {
+  nb::object float32, float64, raw_stream;
+  nb::str dtype{"dtype"}, requires_grad{"requires_grad"}, shape{"shape"}, stride{"stride"},
+      data_ptr{"data_ptr"}, is_cuda{"is_cuda"}, is_cpu{"is_cpu"}, get_device{"get_device"},
+      new_empty{"new_empty"};
+  torch_api() {
+    nb::module_ torch = nb::module_::import_("torch");
+    float32 = torch.attr("float32");
+    float64 = torch.attr("float64");
+    // the current stream's handle as an int, without building a Stream
+    // object (torch.cuda.current_stream(d).cuda_stream where it is missing)
+    nb::object c = torch.attr("_C");
+    raw_stream = nb::hasattr(c, "_cuda_getCurrentRawStream") ? c.attr("_cuda_getCurrentRawStream")
+                                                             : nb::object();
+  }
+  static torch_api& get() {
+    static torch_api* api = new torch_api();
+    return *api;
+  }
+  /// torch's current stream on `device`
+  void* current_stream(int device) const {
+    if (raw_stream.is_valid())
+      return reinterpret_cast<void*>(nb::cast<std::uintptr_t>(raw_stream(device)));
+    nb::object s = nb::module_::import_("torch").attr("cuda").attr("current_stream")(device);
+    return reinterpret_cast<void*>(nb::cast<std::uintptr_t>(s.attr("cuda_stream")));
+  }
+};
+
+/// A torch tensor as an operand (the same checks as describe()).
+operand describe_torch(const char* function, const char* name, nb::handle t) {
+  torch_api& api = torch_api::get();
+  auto fail = [&](const std::string& what) {
+    throw nb::value_error((std::string(function) + ": " + name + what).c_str());
+  };
+  operand o;
+  nb::object dt = t.attr(api.dtype);
+  if (dt.is(api.float64))
+    o.f32 = false;
+  else if (dt.is(api.float32))
+    o.f32 = true;
+  else
+    fail(" must be float32 or float64");
+  if (nb::cast<bool>(t.attr(api.requires_grad)))
+    fail(" requires grad: marg.torch.convolve differentiates, or pass a detached tensor");
+  nb::object shape = t.attr(api.shape), stride = t.attr(api.stride)();
+  const Py_ssize_t nd = PyTuple_Size(shape.ptr());
+  if (nd < 1 || nd > max_dims) fail(" must have 1 to 32 axes");
+  std::int64_t size = 1, last_stride = 1;
+  for (Py_ssize_t i = 0; i < nd; ++i) {
+    const std::int64_t n = PyLong_AsLongLong(PyTuple_GET_ITEM(shape.ptr(), i));
+    const std::int64_t st = PyLong_AsLongLong(PyTuple_GET_ITEM(stride.ptr(), i));
+    size *= n;
+    if (i + 1 < nd) {
+      o.shape[i] = n;
+      o.stride[i] = n == 1 ? 0 : st;
+    } else {
+      o.length = n;
+      last_stride = st;
+    }
+  }
+  o.ndim = static_cast<int>(nd) - 1;
+  o.inc = o.length == 1 || size == 0 ? 1 : last_stride;
+  if (o.inc < 1) fail(": the last axis needs a positive stride (make the array contiguous)");
+  if (o.length > INT_MAX || o.inc > INT_MAX) fail(": the last axis is longer than 2^31 - 1");
+  o.data = reinterpret_cast<const void*>(nb::cast<std::uintptr_t>(t.attr(api.data_ptr)()));
+  if (nb::cast<bool>(t.attr(api.is_cuda))) {
+    o.device_type = nb::device::cuda::value;
+    o.device_id = nb::cast<int>(t.attr(api.get_device)());
+  } else if (nb::cast<bool>(t.attr(api.is_cpu))) {
+    o.device_type = nb::device::cpu::value;
+  } else {
+    fail(" must be in host or CUDA memory");
+  }
   return o;
 }
 
@@ -183,20 +266,22 @@ enum class op { convolve, grad_p, grad_q, log_convolve };
 
 template <class T>
 void run_batched(op kind, int m, int n, const T* a, int inca, std::int64_t sa, const T* b, int incb,
-                 std::int64_t sb, T* r, int incr, std::int64_t sr, int batch) {
+                 std::int64_t sb, T* r, int incr, std::int64_t sr, int batch, marg::stream_view s) {
   switch (kind) {
     case op::convolve:
-      if (batch == 1) return marg::convolve<T>(m, n, a, inca, b, incb, r, incr);
-      return marg::convolve_batched<T>(m, n, a, inca, sa, b, incb, sb, r, incr, sr, batch);
+      if (batch == 1) return marg::convolve<T>(m, n, a, inca, b, incb, r, incr, s);
+      return marg::convolve_batched<T>(m, n, a, inca, sa, b, incb, sb, r, incr, sr, batch, s);
     case op::grad_p:  // a = g, b = q
-      if (batch == 1) return marg::convolve_grad_p<T>(m, n, a, inca, b, incb, r, incr);
-      return marg::convolve_grad_p_batched<T>(m, n, a, inca, sa, b, incb, sb, r, incr, sr, batch);
+      if (batch == 1) return marg::convolve_grad_p<T>(m, n, a, inca, b, incb, r, incr, s);
+      return marg::convolve_grad_p_batched<T>(m, n, a, inca, sa, b, incb, sb, r, incr, sr, batch,
+                                              s);
     case op::grad_q:  // a = g, b = p
-      if (batch == 1) return marg::convolve_grad_q<T>(m, n, a, inca, b, incb, r, incr);
-      return marg::convolve_grad_q_batched<T>(m, n, a, inca, sa, b, incb, sb, r, incr, sr, batch);
+      if (batch == 1) return marg::convolve_grad_q<T>(m, n, a, inca, b, incb, r, incr, s);
+      return marg::convolve_grad_q_batched<T>(m, n, a, inca, sa, b, incb, sb, r, incr, sr, batch,
+                                              s);
     case op::log_convolve:
-      if (batch == 1) return marg::log_convolve<T>(m, n, a, inca, b, incb, r, incr);
-      return marg::log_convolve_batched<T>(m, n, a, inca, sa, b, incb, sb, r, incr, sr, batch);
+      if (batch == 1) return marg::log_convolve<T>(m, n, a, inca, b, incb, r, incr, s);
+      return marg::log_convolve_batched<T>(m, n, a, inca, sa, b, incb, sb, r, incr, sr, batch, s);
   }
 }
 
@@ -205,7 +290,7 @@ void run_batched(op kind, int m, int n, const T* a, int inca, std::int64_t sa, c
 /// allow it are merged first, so contiguous batches are one call).
 template <class T>
 void run_all(op kind, int m, int n, const operand& a, const operand& b, batch_layout l, T* r,
-             std::int64_t incr) {
+             std::int64_t incr, marg::stream_view stream) {
   // merge axis i into i+1 where every operand steps uniformly across both
   int nd = 0;
   std::int64_t shape[max_dims], sa[max_dims], sb[max_dims], sr[max_dims];
@@ -229,7 +314,7 @@ void run_all(op kind, int m, int n, const operand& a, const operand& b, batch_la
   const T* pb = static_cast<const T*>(b.data);
   const int inca = static_cast<int>(a.inc), incb = static_cast<int>(b.inc);
   if (nd == 0) {
-    run_batched<T>(kind, m, n, pa, inca, 0, pb, incb, 0, r, static_cast<int>(incr), 0, 1);
+    run_batched<T>(kind, m, n, pa, inca, 0, pb, incb, 0, r, static_cast<int>(incr), 0, 1, stream);
     return;
   }
   const std::int64_t inner = shape[nd - 1];
@@ -247,7 +332,7 @@ void run_all(op kind, int m, int n, const operand& a, const operand& b, batch_la
       const int count = static_cast<int>(std::min<std::int64_t>(INT_MAX, inner - s));
       run_batched<T>(kind, m, n, pa + oa + s * sa[nd - 1], inca, sa[nd - 1],
                      pb + ob + s * sb[nd - 1], incb, sb[nd - 1], r + orr + s * sr[nd - 1],
-                     static_cast<int>(incr), sr[nd - 1], count);
+                     static_cast<int>(incr), sr[nd - 1], count, stream);
     }
     for (int i = nd - 2; i >= 0; --i) {  // next outer index
       if (++index[i] < shape[i]) break;
@@ -270,19 +355,26 @@ const char* name_of(op kind) {
   return "marg";
 }
 
-/// Runs the call into r without the GIL; CUDA work is complete on return,
-/// for a consumer on any stream.
+/// Runs the call into r without the GIL, on the operands' device. With a
+/// producer's stream (torch's current stream) the work is ordered on it and
+/// left running, as a torch operation is; otherwise CUDA work is complete on
+/// return, for a consumer on any stream.
 void compute(op kind, std::int64_t m, std::int64_t n, const operand& a, const operand& b,
-             const batch_layout& l, void* r, std::int64_t incr, bool cuda) {
+             const batch_layout& l, void* r, std::int64_t incr, bool cuda,
+             std::optional<marg::stream_view> producer) {
   if (l.count == 0) return;
   nb::gil_scoped_release release;
+  // the operands' device, not the thread's current one (torch places work
+  // by the tensors' device too)
+  marg::detail::device_guard on(cuda ? a.device_id : -1);
+  const marg::stream_view s = producer.value_or(marg::stream_view{});
   if (a.f32)
     run_all<float>(kind, static_cast<int>(m), static_cast<int>(n), a, b, l, static_cast<float*>(r),
-                   incr);
+                   incr, s);
   else
     run_all<double>(kind, static_cast<int>(m), static_cast<int>(n), a, b, l,
-                    static_cast<double*>(r), incr);
-  if (cuda) marg::synchronize();
+                    static_cast<double*>(r), incr, s);
+  if (cuda && !producer) marg::synchronize();
 }
 
 /// The common body of the four calls. `size` is m for grad_p, n for grad_q,
@@ -295,14 +387,26 @@ nb::object call(op kind, nb::handle a_obj, nb::handle b_obj, std::int64_t size,
   const char* nbn = kind == op::grad_p
                         ? "q"
                         : (kind == op::grad_q ? "p" : (kind == op::log_convolve ? "b" : "q"));
-  any_array a_arr, b_arr;
-  if (!nb::try_cast(a_obj, a_arr, false))
-    throw nb::type_error(
-        (std::string(fn) + ": " + na + " is not an array (DLPack or buffer protocol)").c_str());
-  if (!nb::try_cast(b_obj, b_arr, false))
-    throw nb::type_error(
-        (std::string(fn) + ": " + nbn + " is not an array (DLPack or buffer protocol)").c_str());
-  const operand a = describe(fn, na, a_arr), b = describe(fn, nbn, b_arr);
+  // torch tensors (all operands torch) are read through their attributes;
+  // any other array through DLPack or the buffer protocol
+  const framework f = framework_of(a_obj);
+  const bool torch = f == framework::torch && framework_of(b_obj) == framework::torch &&
+                     (out_obj.is_none() || framework_of(out_obj) == framework::torch);
+  any_array a_arr, b_arr;  // keep the imported arrays alive during the call
+  operand a, b;
+  if (torch) {
+    a = describe_torch(fn, na, a_obj);
+    b = describe_torch(fn, nbn, b_obj);
+  } else {
+    if (!nb::try_cast(a_obj, a_arr, false))
+      throw nb::type_error(
+          (std::string(fn) + ": " + na + " is not an array (DLPack or buffer protocol)").c_str());
+    if (!nb::try_cast(b_obj, b_arr, false))
+      throw nb::type_error(
+          (std::string(fn) + ": " + nbn + " is not an array (DLPack or buffer protocol)").c_str());
+    a = describe(fn, na, a_arr);
+    b = describe(fn, nbn, b_arr);
+  }
   if (a.f32 != b.f32) throw nb::value_error((std::string(fn) + ": dtypes differ").c_str());
   if (a.device_type != b.device_type || a.device_id != b.device_id)
     throw nb::value_error((std::string(fn) + ": operands are on different devices").c_str());
@@ -337,26 +441,42 @@ nb::object call(op kind, nb::handle a_obj, nb::handle b_obj, std::int64_t size,
   batch_layout l = broadcast(fn, a, b);
   const std::size_t elem = a.f32 ? sizeof(float) : sizeof(double);
   const bool cuda = is_cuda(a.device_type);
+  // torch's CUDA work goes on torch's current stream of the tensors' device
+  std::optional<marg::stream_view> producer;
+  if (torch && cuda) producer = marg::stream_view(torch_api::get().current_stream(a.device_id));
 
-  if (!out_obj.is_none()) {
-    any_out o;
-    if (!nb::try_cast(out_obj, o, false))
-      throw nb::type_error((std::string(fn) + ": out is not a writable array").c_str());
-    bool ok = static_cast<int>(o.ndim()) == l.ndim + 1 &&
-              static_cast<std::int64_t>(o.shape(o.ndim() - 1)) == len &&
-              o.dtype() == (a.f32 ? nb::dtype<float>() : nb::dtype<double>()) &&
-              o.device_type() == a.device_type && o.device_id() == a.device_id;
-    for (int i = 0; ok && i < l.ndim; ++i) ok = static_cast<std::int64_t>(o.shape(i)) == l.shape[i];
+  nb::object result;  // a torch result allocated by torch, or out
+  void* data = nullptr;
+  std::int64_t incr = 1;
+  if (!out_obj.is_none() || torch) {
+    if (out_obj.is_none()) {
+      nb::tuple shape = nb::steal<nb::tuple>(PyTuple_New(l.ndim + 1));
+      for (int i = 0; i < l.ndim; ++i)
+        PyTuple_SET_ITEM(shape.ptr(), i, PyLong_FromLongLong(l.shape[i]));
+      PyTuple_SET_ITEM(shape.ptr(), l.ndim, PyLong_FromLongLong(len));
+      result = a_obj.attr(torch_api::get().new_empty)(shape);
+    } else {
+      result = nb::borrow(out_obj);
+    }
+    operand o;
+    any_out o_arr;
+    if (torch) {
+      o = describe_torch(fn, "out", result);
+    } else {
+      if (!nb::try_cast(out_obj, o_arr, false))
+        throw nb::type_error((std::string(fn) + ": out is not a writable array").c_str());
+      o = describe(fn, "out", o_arr);
+    }
+    bool ok = o.ndim == l.ndim && o.length == len && o.f32 == a.f32 &&
+              o.device_type == a.device_type && o.device_id == a.device_id;
+    for (int i = 0; ok && i < l.ndim; ++i) ok = o.shape[i] == l.shape[i];
     if (!ok)
       throw nb::value_error(
           (std::string(fn) + ": out must have the result's shape, dtype and device").c_str());
-    const std::int64_t incr = len == 1 ? 1 : o.stride(o.ndim() - 1);
-    if (incr < 1 || incr > INT_MAX)
-      throw nb::value_error(
-          (std::string(fn) + ": out's last axis needs a positive stride").c_str());
-    for (int i = 0; i < l.ndim; ++i) l.sr[i] = l.shape[i] == 1 ? 0 : o.stride(i);
-    compute(kind, m, n, a, b, l, o.data(), incr, cuda);
-    return nb::borrow(out_obj);
+    incr = o.inc;
+    for (int i = 0; i < l.ndim; ++i) l.sr[i] = o.stride[i];
+    compute(kind, m, n, a, b, l, const_cast<void*>(o.data), incr, cuda, producer);
+    return result;
   }
   std::size_t shape[max_dims + 1];
   std::int64_t st = len;
@@ -370,10 +490,9 @@ nb::object call(op kind, nb::handle a_obj, nb::handle b_obj, std::int64_t size,
   // the result is computed before it is wrapped: a framework may copy the
   // buffer when it imports it (jax does for unaligned host buffers)
   auto blk = std::make_unique<block>(bytes ? bytes : elem, cuda);
-  void* data = blk->ptr;
-  compute(kind, m, n, a, b, l, data, 1, cuda);
+  data = blk->ptr;
+  compute(kind, m, n, a, b, l, data, 1, cuda, producer);
   nb::capsule owner = own(std::move(blk));
-  const framework f = framework_of(a_obj);
   const int nd = l.ndim + 1;
   return a.f32 ? wrap<float>(f, static_cast<float*>(data), nd, shape, owner, a.device_type,
                              a.device_id)
@@ -435,47 +554,39 @@ void bind_numeric(nb::module_& m) {
   m.def("cuda_unusable_reason", [] { return std::string(marg::cuda_unusable_reason()); });
   m.def("cuda_compiled", [] { return marg::cuda_compiled(); });
   m.def(
-      "_time_cpp_convolve",
-      [](int m_, int n_, int calls) {
-        // the C++ side of bench/python/overhead.py: the same call with no Python around it
-        std::vector<double> p(static_cast<std::size_t>(m_), 1.0 / m_),
-            q(static_cast<std::size_t>(n_), 1.0 / n_), r(static_cast<std::size_t>(m_ + n_ - 1));
-        nb::gil_scoped_release release;
-        marg::convolve<double>(m_, n_, p.data(), 1, q.data(), 1, r.data(), 1);
-        const auto t0 = std::chrono::steady_clock::now();
-        for (int i = 0; i < calls; ++i)
-          marg::convolve<double>(m_, n_, p.data(), 1, q.data(), 1, r.data(), 1);
-        const auto t1 = std::chrono::steady_clock::now();
-        return std::chrono::duration<double>(t1 - t0).count() / calls;
-      },
-      "m"_a, "n"_a, "calls"_a,
-      "Seconds per call of marg::convolve<double> on host vectors, timed in C++.");
-  m.def(
       "_time_cpp_convolve_arrays",
       [](nb::ndarray<nb::ro, double, nb::ndim<1>, nb::c_contig> p,
          nb::ndarray<nb::ro, double, nb::ndim<1>, nb::c_contig> q,
-         nb::ndarray<double, nb::ndim<1>, nb::c_contig> r, int calls) {
-        // the C++ side for arrays of any framework and device, doing what
-        // marg.convolve does around the product (a synchronize for CUDA memory)
+         nb::ndarray<double, nb::ndim<1>, nb::c_contig> r, int calls,
+         std::optional<std::uintptr_t> stream) {
+        // the C++ side of bench/python/overhead.py for arrays of any
+        // framework and device, doing what marg.convolve does around the
+        // product: on a producer's stream the calls are ordered on it and
+        // waited for once; otherwise CUDA memory is synchronized per call
         const int m_ = static_cast<int>(p.shape(0)), n_ = static_cast<int>(q.shape(0));
         if (r.shape(0) != p.shape(0) + q.shape(0) - 1 || p.device_type() != r.device_type() ||
             q.device_type() != r.device_type())
           throw nb::value_error("_time_cpp_convolve_arrays: r must have length m + n - 1");
         const bool cuda = is_cuda(r.device_type());
+        const marg::stream_view s(stream ? reinterpret_cast<void*>(*stream) : nullptr);
         nb::gil_scoped_release release;
+        marg::detail::device_guard on(cuda ? r.device_id() : -1);
         auto once = [&] {
-          marg::convolve<double>(m_, n_, p.data(), 1, q.data(), 1, r.data(), 1);
-          if (cuda) marg::synchronize();
+          marg::convolve<double>(m_, n_, p.data(), 1, q.data(), 1, r.data(), 1, s);
+          if (cuda && !stream) marg::synchronize();
         };
         once();
+        if (cuda) marg::synchronize(s);
         const auto t0 = std::chrono::steady_clock::now();
         for (int i = 0; i < calls; ++i) once();
+        if (cuda) marg::synchronize(s);
         const auto t1 = std::chrono::steady_clock::now();
         return std::chrono::duration<double>(t1 - t0).count() / calls;
       },
-      "p"_a, "q"_a, "r"_a, "calls"_a,
+      "p"_a, "q"_a, "r"_a, "calls"_a, "stream"_a = nb::none(),
       "Seconds per call of marg::convolve<double> on the arrays' memory (host or CUDA), timed in "
-      "C++, with the synchronize marg.convolve adds for CUDA memory.");
+      "C++: on `stream` (a CUDA stream handle) waited for once, else synchronized per call for "
+      "CUDA memory as marg.convolve does.");
   m.def(
       "_data_ptr",
       [](nb::handle x) {
