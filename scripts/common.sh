@@ -18,11 +18,12 @@ MARG_JOBS=${MARG_JOBS:-2}
 # doxygen and graphviz: the API reference, checked by scripts/test; fftw: the
 # accuracy comparison in bench/accuracy; pkg-config: the consumer tests;
 # clang and its runtimes: the libFuzzer targets; clang-format: the format test;
-# g++-aarch64-linux-gnu and qemu-user: the CPU suite on other CPUs, scripts/test-cpus)
+# g++-aarch64-linux-gnu and qemu-user: the CPU suite on other CPUs, scripts/test-cpus;
+# openmpi-bin and libopenmpi-dev: examples/sir over MPI ranks, example.sir.mpi)
 MARG_PACKAGES=(cmake make g++ libeigen3-dev dpkg-dev bzip2 xz-utils catch2 libbenchmark-dev
   python3 python3-numpy python3-venv python3-dev
   doxygen graphviz libfftw3-dev pkg-config clang libclang-rt-14-dev clang-format libcli11-dev
-  g++-aarch64-linux-gnu qemu-user)
+  g++-aarch64-linux-gnu qemu-user openmpi-bin libopenmpi-dev)
 
 # APT needs a deb-src entry for `apt-get source jemalloc`; when none is
 # configured, one is added for each Debian `deb` source already there

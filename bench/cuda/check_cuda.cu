@@ -16,6 +16,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -33,6 +34,8 @@ int failures = 0;
 std::int64_t checked[2] = {0, 0};  // cases compared with the reference: float, double
 bool forced_variants = false;      // `variants`: also every variant forced
 int only_variant = -1;             // `variants=NAME`: only that one forced (and no dispatch run)
+// forced cases that ran, by variant
+std::int64_t forced_cases[std::size(marg::detail::cuda::all_variants)] = {};
 
 // one case; `forced` >= 0: that kernel_variant launched directly (device
 // pointers only; returns without counting when the variant does not support it)
@@ -105,6 +108,7 @@ void one_as(banded_op op, int m, int n, int inc_a, int inc_b, int inc_out, int b
   const bool ok = worst <= tol && negatives == 0 && clobbered == 0;
   if (!ok) ++failures;
   ++checked[sizeof(T) == 8];
+  if (forced >= 0) ++forced_cases[forced];
   if (!ok || m * std::int64_t{n} * batch > (1 << 26))
     std::printf(
         "%s %s %s op=%d m=%d n=%d inc=%d,%d,%d batch=%d bcast=%d dev=%d seed=%llu: "
@@ -243,17 +247,39 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (marg::device_count() == 0) {
-    std::printf("MARG_SKIP_NO_GPU: no CUDA device\n");
+  if (*marg::cuda_unusable_reason() != '\0') {
+    std::printf("MARG_SKIP_NO_GPU: %s\n", marg::cuda_unusable_reason());
     return 0;
   }
   marg::set_backend(marg::backend::cuda);
+  const auto& features = marg::detail::cuda::current_device_features();
+  std::printf("check_cuda: compute capability %d.%d, %s\n", features.capability / 10,
+              features.capability % 10,
+              features.hopper ? "every variant (Hopper)"
+              : marg::detail::cuda::generic_forced()
+                  ? "generic path: the Hopper-only variants off (MARG_CUDA_GENERIC)"
+                  : "generic path (no Hopper features)");
   sweep<float>(quick);
   sweep<double>(quick);
   // the count shows how many cases ran: a variant skips the cases it does
   // not support, and a sweep that ran none would otherwise pass silently
   std::printf("check_cuda: %d failure(s) in %lld float and %lld double cases\n", failures,
               static_cast<long long>(checked[0]), static_cast<long long>(checked[1]));
+  if (forced_variants) {
+    std::printf("check_cuda: forced cases by variant:");
+    for (const kernel_variant v : marg::detail::cuda::all_variants)
+      std::printf(" %s %lld", variant_name(v),
+                  static_cast<long long>(forced_cases[static_cast<int>(v)]));
+    std::printf("\n");
+  }
+  // without Hopper features the variants that need them must report every
+  // shape unsupported (variant_supports), so none of them ran
+  if (!features.hopper && forced_cases[static_cast<int>(kernel_variant::lane)] +
+                                  forced_cases[static_cast<int>(kernel_variant::wgmma)] >
+                              0) {
+    std::printf("check_cuda: FAIL: a Hopper-only variant ran without Hopper features\n");
+    return 1;
+  }
   if (checked[0] + checked[1] == 0) {
     std::printf("check_cuda: no case ran\n");
     return 1;

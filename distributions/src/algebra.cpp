@@ -196,8 +196,7 @@ class sum_tree {
         else if (x.has_log_probs())
           out = std::copy(x.log_data(), x.log_data() + x.size(), out);
         else
-          out = std::transform(x.data(), x.data() + x.size(), out,
-                               [](T v) { return std::log(v); });
+          out = std::transform(x.data(), x.data() + x.size(), out, [](T v) { return std::log(v); });
       }
     });
     std::int64_t at = 0;
@@ -322,6 +321,16 @@ class sum_tree {
   input_totals totals_;
 };
 
+// The smallest value that a sum of linear products holds to a quarter of T's
+// rounding when up to `losses` of its terms each lost under denorm_min to
+// underflow: 4 losses denorm_min / eps, and at least T's smallest normal.
+template <class T>
+T underflow_floor(long double losses) {
+  const long double f =
+      4 * losses * std::numeric_limits<T>::denorm_min() / std::numeric_limits<T>::epsilon();
+  return static_cast<T>(std::max<long double>(f, std::numeric_limits<T>::min()));
+}
+
 // x + y where some value is below T's range. The linear product gives every
 // element at or above a floor, log_convolve every element below it (exact
 // however small), and the log-probabilities are kept beside the
@@ -335,10 +344,7 @@ class sum_tree {
 template <class T>
 T linear_floor(const pmf<T>& x, const pmf<T>& y) {
   if (!x.has_log_probs() && !y.has_log_probs()) return std::numeric_limits<T>::min();
-  const long double terms = static_cast<long double>(std::min(x.size(), y.size()));
-  const long double f =
-      4 * terms * std::numeric_limits<T>::denorm_min() / std::numeric_limits<T>::epsilon();
-  return static_cast<T>(std::max<long double>(f, std::numeric_limits<T>::min()));
+  return underflow_floor<T>(static_cast<long double>(std::min(x.size(), y.size())));
 }
 
 template <class T>
@@ -492,9 +498,7 @@ pmf<T> sum(const std::vector<pmf<T>>& xs) {
   // 4 * levels * len * denorm_min / eps the linear value is exact to a quarter
   // of T's rounding.
   const long double levels = std::ceil(std::log2(static_cast<long double>(xs.size()))) + 1;
-  const T floor = static_cast<T>(std::max<long double>(
-      4 * levels * len * std::numeric_limits<T>::denorm_min() / std::numeric_limits<T>::epsilon(),
-      std::numeric_limits<T>::min()));
+  const T floor = underflow_floor<T>(levels * len);
   T* p = r.data();
   if (std::all_of(p, p + len, [floor](T v) { return v >= floor; }))
     return pmf<T>(detail::trusted, std::move(r), tree.lower(), tree.truncated());
@@ -511,8 +515,8 @@ pmf<T> sum(const std::vector<pmf<T>>& xs) {
     } else {
       lp[i] = lt[i];
       p[i] = std::exp(lt[i]);
-      tiny = tiny || (lt[i] != -std::numeric_limits<T>::infinity() &&
-                      lt[i] < detail::log_min_normal<T>);
+      tiny = tiny ||
+             (lt[i] != -std::numeric_limits<T>::infinity() && lt[i] < detail::log_min_normal<T>);
     }
   }
   if (!tiny) return pmf<T>(detail::trusted, std::move(r), tree.lower(), tree.truncated());

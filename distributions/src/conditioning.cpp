@@ -1,12 +1,15 @@
 // Observation of x + y: likelihood and posteriors on the host (hard
-// evidence) or through the gradient kernels (soft evidence).
+// evidence) or through the gradient kernels (soft evidence), in log space
+// where the terms or the evidence are below T's range.
 #include <marg/distributions/conditioning.hpp>
 #include <marg/numeric/convolve.hpp>
+#include <marg/numeric/log_convolve.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "detail.hpp"
 
@@ -62,33 +65,6 @@ sum_posterior<T> condition_soft(const pmf<T>& x, const pmf<T>& y, const T* L, ld
           posterior_of<T>(wy, y.lower(), sy, false)};
 }
 
-// log P(x = j) for j on the support, from the kept log-probabilities or the
-// log of the probability
-template <class T>
-ld log_at(const pmf<T>& x, std::int64_t j) {
-  const std::int64_t i = j - x.lower();
-  return x.has_log_probs() ? static_cast<ld>(x.log_data()[i])
-                           : std::log(static_cast<ld>(x.data()[i]));
-}
-
-// w_i = log x_{d.lo + i} + log y_{k - d.lo - i} along the diagonal, and their
-// log-sum-exp (-inf when every term is)
-template <class T>
-ld log_weights(const pmf<T>& x, const pmf<T>& y, std::int64_t k, detail::diagonal d,
-               std::vector<ld>& w) {
-  w.resize(static_cast<std::size_t>(d.hi - d.lo + 1));
-  ld mx = -INFINITY;
-  for (std::size_t i = 0; i < w.size(); ++i) {
-    const std::int64_t j = d.lo + static_cast<std::int64_t>(i);
-    w[i] = log_at(x, j) + log_at(y, k - j);
-    mx = std::max(mx, w[i]);
-  }
-  if (mx == -INFINITY) return mx;
-  ld s = 0;
-  for (const ld v : w) s += std::exp(v - mx);
-  return mx + std::log(s);
-}
-
 // a posterior from log weights w on lower.. (reversed: on lower, lower - 1, ...),
 // -inf ends trimmed
 template <class T>
@@ -104,6 +80,43 @@ pmf<T> log_posterior_of(const std::vector<ld>& w, std::int64_t lower, bool rever
   return detail::pmf_from_logs<T>(kept.data(), kept.size(), first);
 }
 
+// The likelihood-weighted diagonal sums of one term in log space:
+// g_j = log sum_i exp(lo_{i-j} + ll_i) for j = 0 .. m - 1, where lo holds the
+// other term's n log-probabilities and ll the m + n - 1 log-likelihoods. It is
+// a log-space correlation: log_convolve of ll with lo reversed, read from
+// n - 1 on.
+template <class T>
+std::vector<T> log_correlate(const array<T>& ll, const array<T>& lo, int m) {
+  const int n = static_cast<int>(lo.size()), len = static_cast<int>(ll.size());
+  array<T> reversed(lo.size());
+  std::reverse_copy(lo.data(), lo.data() + n, reversed.data());
+  array<T> r(static_cast<std::size_t>(len + n - 1));
+  log_convolve<T>(len, n, ll.data(), 1, reversed.data(), 1, r.data(), 1, r.stream());
+  detail::wait_for_stream(r.stream());
+  return std::vector<T>(r.data() + (n - 1), r.data() + (n - 1 + m));
+}
+
+// soft evidence in log space, for terms or likelihoods below T's range:
+// log_likelihood validated (finite or -inf), log_scale added to the result
+template <class T>
+sum_posterior<T> condition_soft_log(const pmf<T>& x, const pmf<T>& y, const T* log_likelihood,
+                                    ld log_scale) {
+  const int m = static_cast<int>(x.size()), n = static_cast<int>(y.size());
+  array<T> ll(static_cast<std::size_t>(m + n - 1));
+  std::copy(log_likelihood, log_likelihood + (m + n - 1), ll.data());
+  const array<T> la = detail::log_probs_array(x), lb = detail::log_probs_array(y);
+  const std::vector<T> gx = log_correlate(ll, lb, m), gy = log_correlate(ll, la, n);
+  std::vector<ld> wx(static_cast<std::size_t>(m)), wy(static_cast<std::size_t>(n));
+  ld mx = -INFINITY;
+  for (int j = 0; j < m; ++j) mx = std::max(mx, wx[j] = static_cast<ld>(la.data()[j]) + gx[j]);
+  for (int j = 0; j < n; ++j) wy[j] = static_cast<ld>(lb.data()[j]) + gy[j];
+  if (mx == -INFINITY) return impossible<T>();
+  ld s = 0;
+  for (const ld v : wx) s += std::exp(v - mx);
+  return {static_cast<T>(mx + std::log(s) + log_scale), log_posterior_of<T>(wx, x.lower(), false),
+          log_posterior_of<T>(wy, y.lower(), false)};
+}
+
 }  // namespace
 
 template <class T>
@@ -114,7 +127,7 @@ T log_prob_sum(const pmf<T>& x, const pmf<T>& y, std::int64_t k) {
   if (d.empty()) return -std::numeric_limits<T>::infinity();
   if (x.has_log_probs() || y.has_log_probs()) {
     std::vector<ld> w;
-    return static_cast<T>(log_weights(x, y, k, d, w));
+    return static_cast<T>(detail::log_weights(x, y, k, d, w));
   }
   const T* p = x.data() + (d.lo - x.lower());
   const T* q = y.data() + (k - d.lo - y.lower());  // q walks down as p walks up
@@ -132,7 +145,7 @@ sum_posterior<T> condition_on_sum(const pmf<T>& x, const pmf<T>& y, std::int64_t
   if (x.has_log_probs() || y.has_log_probs()) {
     // in log space: the terms and the posteriors may be far below T's range
     std::vector<ld> w;
-    const ld total = log_weights(x, y, k, d, w);
+    const ld total = detail::log_weights(x, y, k, d, w);
     if (total == -INFINITY) return impossible<T>();
     return {static_cast<T>(total), log_posterior_of<T>(w, d.lo, false),
             log_posterior_of<T>(w, k - d.lo, true)};
@@ -157,7 +170,14 @@ sum_posterior<T> condition_on_sum(const pmf<T>& x, const pmf<T>& y,
   const detail::operands_device on(f, "x", x.device(), "y", y.device());
   detail::check_weights(f, "likelihood", likelihood.data(),
                         static_cast<std::int64_t>(likelihood.size()));
-  return condition_soft(x, y, likelihood.data(), 0);
+  if (!x.has_log_probs() && !y.has_log_probs()) {
+    const sum_posterior<T> linear = condition_soft(x, y, likelihood.data(), 0);
+    if (linear.log_likelihood != -std::numeric_limits<T>::infinity()) return linear;
+  }
+  // terms below T's range, or products that underflow: in log space
+  std::vector<T> ll(likelihood.size());
+  for (std::size_t i = 0; i < ll.size(); ++i) ll[i] = std::log(likelihood[i]);
+  return condition_soft_log(x, y, ll.data(), 0);
 }
 
 template <class T>
@@ -175,9 +195,19 @@ sum_posterior<T> condition_on_sum_log(const pmf<T>& x, const pmf<T>& y,
     mx = std::max(mx, v);
   }
   if (mx == -std::numeric_limits<T>::infinity()) return impossible<T>();
+  // the linear path when every term and every scaled likelihood fits T
+  bool fits = !x.has_log_probs() && !y.has_log_probs();
   std::vector<T> L(log_likelihood.size());
-  for (std::size_t i = 0; i < L.size(); ++i) L[i] = std::exp(log_likelihood[i] - mx);
-  return condition_soft(x, y, L.data(), static_cast<ld>(mx));
+  for (std::size_t i = 0; i < L.size(); ++i) {
+    const T v = log_likelihood[i] - mx;
+    fits = fits && (v == -std::numeric_limits<T>::infinity() || v >= detail::log_min_normal<T>);
+    L[i] = std::exp(v);
+  }
+  if (fits) {
+    const sum_posterior<T> linear = condition_soft(x, y, L.data(), static_cast<ld>(mx));
+    if (linear.log_likelihood != -std::numeric_limits<T>::infinity()) return linear;
+  }
+  return condition_soft_log(x, y, log_likelihood.data(), 0);
 }
 
 template <class T>

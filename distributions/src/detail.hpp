@@ -203,6 +203,33 @@ diagonal diagonal_of(const pmf<T>& x, const pmf<T>& y, std::int64_t k) {
   return {static_cast<std::int64_t>(lo), static_cast<std::int64_t>(hi)};
 }
 
+// log P(x = j) for j on the support, from the kept log-probabilities or the
+// log of the probability
+template <class T>
+long double log_at(const pmf<T>& x, std::int64_t j) {
+  const std::int64_t i = j - x.lower();
+  return x.has_log_probs() ? static_cast<long double>(x.log_data()[i])
+                           : std::log(static_cast<long double>(x.data()[i]));
+}
+
+// w_i = log x_{d.lo + i} + log y_{k - d.lo - i} along the diagonal, and their
+// log-sum-exp (-inf when every term is)
+template <class T>
+long double log_weights(const pmf<T>& x, const pmf<T>& y, std::int64_t k, diagonal d,
+                        std::vector<long double>& w) {
+  w.resize(static_cast<std::size_t>(d.hi - d.lo + 1));
+  long double mx = -INFINITY;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    const std::int64_t j = d.lo + static_cast<std::int64_t>(i);
+    w[i] = log_at(x, j) + log_at(y, k - j);
+    mx = std::max(mx, w[i]);
+  }
+  if (mx == -INFINITY) return mx;
+  long double s = 0;
+  for (const long double v : w) s += std::exp(v - mx);
+  return mx + std::log(s);
+}
+
 /// log of T's smallest normal number: a probability below it is held
 /// inexactly (denormal) or not at all by T
 template <class T>

@@ -1,10 +1,12 @@
 // Gradients of x + y (through the numeric gradient kernels) and of
-// log P(x + y = k) (on the host, O(m + n)).
+// log P(x + y = k) (on the host in log space, O(m + n)).
 #include <marg/distributions/gradients.hpp>
 #include <marg/numeric/convolve.hpp>
 
 #include <cmath>
+#include <limits>
 #include <string>
+#include <vector>
 
 #include "detail.hpp"
 
@@ -34,16 +36,28 @@ sum_gradient<T> log_prob_sum_grad(const pmf<T>& x, const pmf<T>& y, std::int64_t
   const detail::operands_device on(f, "x", x.device(), "y", y.device());
   sum_gradient<T> r{std::vector<T>(x.size(), T(0)), std::vector<T>(y.size(), T(0))};
   const auto d = detail::diagonal_of(x, y, k);
-  long double s = 0;
-  if (!d.empty()) {
-    for (std::int64_t j = d.lo; j <= d.hi; ++j)
-      s += static_cast<long double>(x.prob(j)) * y.prob(k - j);
+  using ld = long double;
+  ld s = 0;
+  if (!x.has_log_probs() && !y.has_log_probs() && !d.empty()) {
+    for (std::int64_t j = d.lo; j <= d.hi; ++j) s += static_cast<ld>(x.prob(j)) * y.prob(k - j);
   }
-  MARG_EXPECTS(s > 0, std::string(f) + ": k = " + std::to_string(k) +
-                          " is impossible (P(x + y = k) = 0, log likelihood -inf): no gradient");
+  if (s >= std::numeric_limits<T>::min()) {
+    for (std::int64_t j = d.lo; j <= d.hi; ++j) {
+      r.first[j - x.lower()] = static_cast<T>(y.prob(k - j) / s);
+      r.second[k - j - y.lower()] = static_cast<T>(x.prob(j) / s);
+    }
+    return r;
+  }
+  // in log space, for terms that keep log-probabilities or a likelihood below
+  // T's range: d/dp_j = exp(log q_{k-j} - log P(x + y = k))
+  std::vector<ld> w;
+  const ld log_s = d.empty() ? -INFINITY : detail::log_weights(x, y, k, d, w);
+  MARG_EXPECTS(log_s != -INFINITY,
+               std::string(f) + ": k = " + std::to_string(k) +
+                   " is impossible (P(x + y = k) = 0, log likelihood -inf): no gradient");
   for (std::int64_t j = d.lo; j <= d.hi; ++j) {
-    r.first[j - x.lower()] = static_cast<T>(y.prob(k - j) / s);
-    r.second[k - j - y.lower()] = static_cast<T>(x.prob(j) / s);
+    r.first[j - x.lower()] = static_cast<T>(std::exp(detail::log_at(y, k - j) - log_s));
+    r.second[k - j - y.lower()] = static_cast<T>(std::exp(detail::log_at(x, j) - log_s));
   }
   return r;
 }

@@ -29,12 +29,57 @@
 #include <vector>
 
 #include "example_cli.hpp"
+#include "ranks.hpp"
 
 namespace {
 
 using namespace marg_example;
 using clock_type = std::chrono::steady_clock;
-using rng = std::mt19937_64;
+using sir_ranks::fixed;
+using sir_ranks::from_fixed;
+using sir_ranks::to_fixed;
+
+// the processes of the run (one, or the ranks of an MPI job): set in main
+const sir_ranks::ranks* world = nullptr;
+
+// splitmix64's output function of x
+constexpr std::uint64_t mix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+/// What a particle's random numbers are for: each use has its own stream.
+enum class stream : std::uint64_t { prior = 1, draw, sample, move, resample, replicate };
+
+/// Counter-based random numbers: splitmix64 started at a hash of (seed,
+/// stream, day, particle), so a particle's draws depend on its global index
+/// alone, not on the rank, thread or chunk that holds it: the filter is the
+/// same for any number of ranks and threads.
+struct rng {
+  using result_type = std::uint64_t;
+  std::uint64_t state;
+  rng(std::uint64_t seed, stream s, std::uint64_t day, std::uint64_t particle)
+      : state(mix64(mix64(mix64(mix64(seed) ^ static_cast<std::uint64_t>(s)) ^ day) ^ particle)) {}
+  static constexpr result_type min() { return 0; }
+  static constexpr result_type max() { return ~result_type{0}; }
+  result_type operator()() {
+    const std::uint64_t x = state;
+    state += 0x9e3779b97f4a7c15ULL;
+    return mix64(x);
+  }
+};
+
+/// A generator that hands out given 64-bit values in order (the uniforms of
+/// a batch of particles, each from its own rng).
+struct replay {
+  using result_type = std::uint64_t;
+  const std::uint64_t* next;
+  static constexpr result_type min() { return 0; }
+  static constexpr result_type max() { return ~result_type{0}; }
+  result_type operator()() { return *next++; }
+};
 
 // the 1978 boarding-school influenza outbreak: boys confined to bed, days 1..14
 const std::vector<std::int64_t> boarding_school = {3,   8,   26,  76, 225, 298, 258,
@@ -117,10 +162,17 @@ options parse(int argc, char** argv) {
   if (o.initial > o.population) input_error("--initial must not exceed --population");
   if (o.repeat > 0 && !o.out.empty())
     input_error("--out writes one run's results: not with --repeat");
-  if (std::int64_t{o.particles} * o.replicates > max_total_particles)
+  // the cap is per process: each rank holds its share of the particles
+  const std::int64_t per_rank = (std::int64_t{o.particles} + world->size() - 1) / world->size();
+  if (per_rank * o.replicates > max_total_particles)
     input_error("--particles " + std::to_string(o.particles) + " times --replicates " +
-                std::to_string(o.replicates) + " is above the cap of " +
-                std::to_string(max_total_particles) + " particles in all");
+                std::to_string(o.replicates) +
+                (world->size() > 1 ? " over " + std::to_string(world->size()) + " ranks" : "") +
+                " is above the cap of " + std::to_string(max_total_particles) +
+                " particles in all per process");
+  if (o.particles < world->size())
+    input_error("--particles " + std::to_string(o.particles) + " is below the number of ranks (" +
+                std::to_string(world->size()) + ")");
   return o;
 }
 
@@ -324,37 +376,12 @@ struct summary {
   double mean, lo, median, hi;
 };
 
-summary summarize(const std::vector<double>& x, const std::vector<double>& w) {
-  std::vector<std::size_t> idx(x.size());
-  std::iota(idx.begin(), idx.end(), 0);
-  std::sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return x[a] < x[b]; });
-  summary s{0, x[idx.front()], x[idx.front()], x[idx.back()]};
-  for (std::size_t b = 0; b < x.size(); ++b) s.mean += w[b] * x[b];
-  double c = 0;
-  bool lo = false, med = false, hi = false;
-  for (std::size_t j : idx) {
-    c += w[j];
-    if (!lo && c >= 0.025) s.lo = x[j], lo = true;
-    if (!med && c >= 0.5) s.median = x[j], med = true;
-    if (!hi && c >= 0.975) s.hi = x[j], hi = true;
-  }
-  return s;
-}
-
 /// The filtered law of i_t on one day: weights gathered per value over
 /// [first, first + mass.size()).
 struct day_mass {
   std::int64_t first = 0;
   std::vector<double> mass;
 };
-
-day_mass infected_mass(const std::vector<state>& xs, const std::vector<double>& w) {
-  std::int64_t first = std::numeric_limits<std::int64_t>::max(), last = 0;
-  for (const state& x : xs) first = std::min(first, x.i), last = std::max(last, x.i);
-  day_mass d{first, std::vector<double>(static_cast<std::size_t>(last - first + 1), 0.0)};
-  for (std::size_t b = 0; b < xs.size(); ++b) d.mass[xs[b].i - first] += w[b];
-  return d;
-}
 
 // summarize() for a law over consecutive integers: O(support), no sort
 summary summarize_mass(const day_mass& d) {
@@ -375,28 +402,13 @@ summary summarize_mass(const day_mass& d) {
   return s;
 }
 
-// systematic resampling: B ancestor indices
-std::vector<int> resample(const std::vector<double>& w, rng& g) {
-  const int B = static_cast<int>(w.size());
-  std::vector<int> a(B);
-  const double u0 = std::generate_canonical<double, 53>(g) / B;
-  double c = w[0];
-  int j = 0;
-  for (int b = 0; b < B; ++b) {
-    const double u = u0 + static_cast<double>(b) / B;
-    while (c <= u && j < B - 1) c += w[++j];
-    a[b] = j;
-  }
-  return a;
-}
-
 // ---------------------------------------------------------------- the filter
 
 constexpr int particle_chunks = 64;
 
 // Runs fn(begin, end) over particles [0, B) cut into a fixed number of chunks
 // on marg::cpu_threads() host threads (libmarg's persistent workers: no
-// thread is started per call): the chunks never depend on the thread count.
+// thread is started per call).
 template <class F>
 void for_ranges(int B, F&& fn) {
   const int chunks = std::min(particle_chunks, std::max(B, 1));
@@ -407,48 +419,36 @@ void for_ranges(int B, F&& fn) {
   });
 }
 
-// for_ranges with a generator per chunk, fn(begin, end, g), each seeded from
-// `g` (which advances by 64 draws): the results do not depend on the thread count.
+// The sum over all ranks' particles of term(b) (values in [0, 1], b over
+// this rank's [0, n)), in fixed point: the same number for any split of the
+// particles over ranks and threads.
 template <class F>
-void for_chunks(int B, rng& g, F&& fn) {
-  std::vector<std::uint64_t> seeds(particle_chunks);
-  for (auto& s : seeds) s = g();
-  const int chunks = particle_chunks;
-  const int threads = std::clamp(marg::cpu_threads(), 1, std::max(B / 256, 1));
+fixed sum_all(int n, F&& term) {
+  const int chunks = std::min(particle_chunks, std::max(n, 1));
+  std::vector<fixed> part(static_cast<std::size_t>(chunks), 0);
+  const int threads = std::clamp(marg::cpu_threads(), 1, std::max(n / 256, 1));
   marg::parallel_chunks(chunks, threads, [&](std::int64_t c) {
-    rng cg(seeds[c]);
-    fn(static_cast<int>(std::int64_t{B} * c / chunks),
-       static_cast<int>(std::int64_t{B} * (c + 1) / chunks), cg);
-  });
-}
-
-// A sum over particles in the fixed chunks of for_ranges, the partial sums
-// added in chunk order: the same value for any thread count.
-template <class F>
-double sum_over(int B, F&& term) {
-  const int chunks = std::min(particle_chunks, std::max(B, 1));
-  std::vector<double> part(static_cast<std::size_t>(chunks), 0.0);
-  const int threads = std::clamp(marg::cpu_threads(), 1, std::max(B / 256, 1));
-  marg::parallel_chunks(chunks, threads, [&](std::int64_t c) {
-    double s = 0;
-    for (auto b = static_cast<int>(std::int64_t{B} * c / chunks),
-              e = static_cast<int>(std::int64_t{B} * (c + 1) / chunks);
+    fixed s = 0;
+    for (auto b = static_cast<int>(std::int64_t{n} * c / chunks),
+              e = static_cast<int>(std::int64_t{n} * (c + 1) / chunks);
          b < e; ++b)
-      s += term(b);
+      s += to_fixed(term(b));
     part[static_cast<std::size_t>(c)] = s;
   });
-  return std::accumulate(part.begin(), part.end(), 0.0);
+  fixed s = 0;
+  for (fixed x : part) s += x;
+  return world->sum(s);
 }
 
-// log sum_b exp(v_b), the sum in the fixed chunks (any thread count: one value)
+// log sum_b exp(v_b) over all ranks' particles
 double log_sum_exp(const std::vector<double>& v) {
-  const double m = *std::max_element(v.begin(), v.end());
+  const double m = world->max(*std::max_element(v.begin(), v.end()));
   if (!std::isfinite(m)) return m;
-  return m +
-         std::log(sum_over(static_cast<int>(v.size()), [&](int b) { return std::exp(v[b] - m); }));
+  return m + std::log(from_fixed(
+                 sum_all(static_cast<int>(v.size()), [&](int b) { return std::exp(v[b] - m); })));
 }
 
-// normalized weights from log weights
+// normalized weights (over all ranks) from log weights
 std::vector<double> normalize(const std::vector<double>& logw) {
   const double z = log_sum_exp(logw);
   std::vector<double> w(logw.size());
@@ -459,8 +459,78 @@ std::vector<double> normalize(const std::vector<double>& logw) {
 }
 
 double ess(const std::vector<double>& w) {
-  const double s2 = sum_over(static_cast<int>(w.size()), [&](int b) { return w[b] * w[b]; });
+  const double s2 =
+      from_fixed(sum_all(static_cast<int>(w.size()), [&](int b) { return w[b] * w[b]; }));
   return s2 > 0 ? 1.0 / s2 : 0.0;
+}
+
+// a double's place in the order of doubles as an unsigned integer
+std::uint64_t order_key(double x) {
+  std::uint64_t u;
+  std::memcpy(&u, &x, sizeof u);
+  return u >> 63 ? ~u : u | (std::uint64_t{1} << 63);
+}
+double from_order_key(std::uint64_t k) {
+  const std::uint64_t u = k >> 63 ? k & ~(std::uint64_t{1} << 63) : ~k;
+  double x;
+  std::memcpy(&x, &u, sizeof x);
+  return x;
+}
+
+// Weighted mean and equal-tailed 95% interval of values x with weights w
+// (summing to 1) over all ranks: a quantile q is the smallest x whose
+// cumulative weight reaches q, found by bisection on the order of doubles
+// (one sum over the ranks per step), never gathering the values.
+summary summarize(const std::vector<double>& x, const std::vector<double>& w) {
+  const std::size_t n = x.size();
+  std::vector<std::size_t> idx(n);
+  std::iota(idx.begin(), idx.end(), 0);
+  std::sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return x[a] < x[b]; });
+  std::vector<std::uint64_t> keys(n);
+  std::vector<fixed> below(n + 1, 0);  // weight of the first k values in order
+  double top = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    keys[k] = order_key(x[idx[k]]);
+    below[k + 1] = below[k] + to_fixed(w[idx[k]]);
+    top = std::max(top, std::abs(x[k]));
+  }
+  const fixed total = world->sum(below[n]);
+  const double xmin = -world->max(-x[idx.front()]), xmax = world->max(x[idx.back()]);
+  // the mean: terms w x / 2^e in [-1, 1]
+  const int e = std::ilogb(std::max(world->max(top), 1e-300)) + 1;
+  const double mean = std::ldexp(
+      from_fixed(sum_all(static_cast<int>(n), [&](int b) { return std::ldexp(w[b] * x[b], -e); })),
+      e);
+  const double q[3] = {0.025, 0.5, 0.975};
+  std::uint64_t lo[3], hi[3];
+  fixed need[3];
+  for (int j = 0; j < 3; ++j)
+    lo[j] = order_key(xmin), hi[j] = order_key(xmax), need[j] = sir_ranks::fraction_of(total, q[j]);
+  while (lo[0] < hi[0] || lo[1] < hi[1] || lo[2] < hi[2]) {
+    std::vector<fixed> f(3);
+    std::uint64_t mid[3];
+    for (int j = 0; j < 3; ++j) {
+      mid[j] = lo[j] + (hi[j] - lo[j]) / 2;
+      f[j] = below[std::upper_bound(keys.begin(), keys.end(), mid[j]) - keys.begin()];
+    }
+    world->sum(f);
+    for (int j = 0; j < 3; ++j)
+      if (lo[j] < hi[j]) (f[j] >= need[j] ? hi[j] = mid[j] : lo[j] = mid[j] + 1);
+  }
+  return {mean, from_order_key(lo[0]), from_order_key(lo[1]), from_order_key(lo[2])};
+}
+
+// The filtered law of i_t over all ranks' particles: their weights summed per value
+day_mass infected_mass(const std::vector<state>& xs, const std::vector<double>& w) {
+  std::int64_t first = std::numeric_limits<std::int64_t>::max(), last = 0;
+  for (const state& x : xs) first = std::min(first, x.i), last = std::max(last, x.i);
+  first = world->min(first), last = world->max(last);
+  std::vector<fixed> mass(static_cast<std::size_t>(last - first + 1), 0);
+  for (std::size_t b = 0; b < xs.size(); ++b) mass[xs[b].i - first] += to_fixed(w[b]);
+  world->sum(mass);
+  day_mass d{first, std::vector<double>(mass.size())};
+  for (std::size_t k = 0; k < mass.size(); ++k) d.mass[k] = from_fixed(mass[k]);
+  return d;
 }
 
 // Wall time per stage of the filter (--timing): each lap() adds the time
@@ -531,6 +601,15 @@ std::vector<std::vector<int>> group_by_width(const std::vector<double>& width, i
   return r;
 }
 
+/// The random streams of one day of one filter: particle b of this rank is
+/// particle first + b of all.
+struct day_streams {
+  std::uint64_t seed;
+  std::size_t day;
+  std::int64_t first;
+  rng of(stream s, int b) const { return rng(seed, s, day, static_cast<std::uint64_t>(first + b)); }
+};
+
 // One day of the marginalized filter for a set of particles. With X = Δi and
 // Y = Δr independent given the particle's state, i_t = i + X - Y; the soft
 // evidence L(i_t) = P(y | i_t) over the support of X + (-Y) gives each
@@ -540,7 +619,7 @@ std::vector<std::vector<int>> group_by_width(const std::vector<double>& width, i
 template <class T>
 void step_group(const std::vector<int>& members, std::vector<state>& xs,
                 const std::vector<params>& th, std::int64_t population, std::int64_t y,
-                std::vector<double>& logw_inc, rng& g) {
+                std::vector<double>& logw_inc, const day_streams& r) {
   const int B = static_cast<int>(members.size());
   std::vector<std::int64_t> n_inf(B), n_rec(B);
   std::vector<double> p_inf(B), p_rec(B);
@@ -566,6 +645,15 @@ void step_group(const std::vector<int>& members, std::vector<state>& xs,
   });
   const auto like = marg::binomial_count_evidence(X, negY, offset, {y}, rho, population);
   stage_times.lap(likelihoods);
+  // two uniforms per particle from its own stream, in the order of the rows
+  std::vector<std::uint64_t> bits(2 * static_cast<std::size_t>(B));
+  for_ranges(B, [&](int j0, int j1) {
+    for (int j = j0; j < j1; ++j) {
+      rng g = r.of(stream::draw, members[j]);
+      bits[2 * j] = g(), bits[2 * j + 1] = g();
+    }
+  });
+  replay g{bits.data()};
   const auto draw = marg::sample_given_evidence(X, negY, like, g);
   for_ranges(B, [&](int j0, int j1) {
     for (int j = j0; j < j1; ++j) {
@@ -584,12 +672,11 @@ void step_group(const std::vector<int>& members, std::vector<state>& xs,
 
 // One day of the marginalized filter for all particles: one batched step per
 // set of particles of similar support width (one set below 8,192 particles,
-// or `--groups`; from two sets on, a particle gets the same uniforms for any
-// number of sets).
+// or `--groups`; a particle gets the same uniforms for any number of sets).
 template <class T>
 void step_marginalized(std::vector<state>& xs, const std::vector<params>& th,
                        std::int64_t population, std::int64_t y, std::vector<double>& logw_inc,
-                       int groups_wanted, rng& g) {
+                       int groups_wanted, const day_streams& r) {
   const int B = static_cast<int>(xs.size());
   const int groups =
       std::min(groups_wanted > 0 ? groups_wanted : std::clamp(B / 4096, 1, 8), std::max(B, 1));
@@ -603,14 +690,16 @@ void step_marginalized(std::vector<state>& xs, const std::vector<params>& th,
       }
     });
   for (const auto& members : group_by_width(width, groups))
-    step_group<T>(members, xs, th, population, y, logw_inc, g);
+    step_group<T>(members, xs, th, population, y, logw_inc, r);
 }
 
 // One day of the plain bootstrap filter: Δi, Δr sampled, weight P(y | i_t).
 void step_sampled(std::vector<state>& xs, const std::vector<params>& th, std::int64_t population,
-                  std::int64_t y, const log_factorials& lf, std::vector<double>& logw_inc, rng& g) {
-  for_chunks(static_cast<int>(xs.size()), g, [&](int b0, int b1, rng& g) {
+                  std::int64_t y, const log_factorials& lf, std::vector<double>& logw_inc,
+                  const day_streams& r) {
+  for_ranges(static_cast<int>(xs.size()), [&](int b0, int b1) {
     for (int b = b0; b < b1; ++b) {
+      rng g = r.of(stream::sample, b);
       const double pi = infection_prob(th[b], xs[b].i, population);
       const std::int64_t di = std::binomial_distribution<std::int64_t>(xs[b].s, pi)(g);
       const std::int64_t dr = std::binomial_distribution<std::int64_t>(xs[b].i, th[b].gamma)(g);
@@ -635,48 +724,139 @@ struct filter_collapse : std::runtime_error {
             "particle, e.g. a wrong --population or --initial), or an error in the data.") {}
 };
 
+/// One particle in the resampling exchange (its day records follow it).
+struct particle_head {
+  std::int64_t copies;  // its offspring on the receiving rank
+  state x;
+  params th;
+  path_stats ps;
+};
+
+// Systematic resampling over all ranks' particles: slot k of B takes the
+// particle whose cumulative weight (over all ranks, in fixed point: the same
+// integers on every rank) first exceeds (u + k) / B of the total; each
+// particle goes once to each rank holding some of its slots, with its number
+// of copies there. Afterwards this rank holds slots [first, first + n) in
+// order: the same particles for any number of ranks.
+void resample_all(int B, double u, std::size_t days, const std::vector<double>& w,
+                  std::vector<state>& xs, std::vector<params>& th, std::vector<path_stats>& paths,
+                  histories& hist) {
+  const int n = static_cast<int>(xs.size()), ranks = world->size();
+  std::vector<fixed> cum(static_cast<std::size_t>(n));
+  fixed c = 0;
+  for (int b = 0; b < n; ++b) cum[b] = c += to_fixed(w[b]);
+  const fixed before = world->sum_before(c), total = world->sum(c);
+  const auto target = [&](std::int64_t k) {
+    return sir_ranks::fraction_of(total, (u + static_cast<double>(k)) / B);
+  };
+  // this rank's first slot: the first whose target reaches the weight before it
+  std::int64_t lo = 0, hi = B;
+  while (lo < hi) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    if (target(mid) >= before)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  // particle b takes slots [end[b - 1], end[b]) (the last particle of all: up to B)
+  std::vector<std::int64_t> end(static_cast<std::size_t>(n));
+  std::int64_t k = lo;
+  for (int b = 0; b < n; ++b) {
+    while (k < B && target(k) < before + cum[b]) ++k;
+    end[b] = k;
+  }
+  if (world->rank() == ranks - 1) end[n - 1] = B;
+  struct piece {
+    int b;
+    std::int64_t copies;
+  };
+  std::vector<piece> pieces;
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(ranks), 0);
+  int d = 0;
+  for (int b = 0; b < n; ++b)
+    for (std::int64_t s = b ? end[b - 1] : lo; s < end[b];) {
+      while (world->first(B, d + 1) <= s) ++d;
+      const std::int64_t stop = std::min(end[b], world->first(B, d + 1));
+      pieces.push_back({b, stop - s});
+      ++counts[d];
+      s = stop;
+    }
+  const std::size_t rec = sizeof(particle_head) + days * sizeof(day_record);
+  std::vector<char> send(pieces.size() * rec);
+  for_ranges(static_cast<int>(pieces.size()), [&](int p0, int p1) {
+    for (int p = p0; p < p1; ++p) {
+      const int b = pieces[p].b;
+      const particle_head h{pieces[p].copies, xs[b], th[b], paths[b]};
+      std::memcpy(send.data() + p * rec, &h, sizeof h);
+      std::memcpy(send.data() + p * rec + sizeof h, hist.of(b), days * sizeof(day_record));
+    }
+  });
+  const std::vector<char> recv = world->exchange(send, counts, rec);
+  const int received = static_cast<int>(recv.size() / rec);
+  std::vector<std::int64_t> at(static_cast<std::size_t>(received) + 1, 0);
+  for (int p = 0; p < received; ++p) {
+    particle_head h;
+    std::memcpy(&h, recv.data() + p * rec, sizeof h);
+    at[p + 1] = at[p] + h.copies;
+  }
+  if (at.back() != n) throw std::logic_error("resampling: slots lost in the exchange");
+  for_ranges(received, [&](int p0, int p1) {
+    for (int p = p0; p < p1; ++p) {
+      particle_head h;
+      std::memcpy(&h, recv.data() + p * rec, sizeof h);
+      for (std::int64_t b = at[p]; b < at[p + 1]; ++b) {
+        xs[b] = h.x, th[b] = h.th, paths[b] = h.ps;
+        std::memcpy(hist.of(static_cast<int>(b)), recv.data() + p * rec + sizeof h,
+                    days * sizeof(day_record));
+      }
+    }
+  });
+}
+
+// One filter of o.particles particles over all ranks, this rank holding
+// particles [first, first + n) of them.
 template <class T>
 result run_filter(const options& o, const std::vector<std::int64_t>& ys, std::uint64_t seed,
                   bool show_progress) {
   const auto t0 = clock_type::now();
-  rng g(seed);
   const int B = o.particles;
+  const std::int64_t first = world->first(B, world->rank());
+  const int n = static_cast<int>(world->first(B, world->rank() + 1) - first);
   const log_factorials lf(o.population);
-  std::vector<params> th(B);
-  for_chunks(B, g, [&](int b0, int b1, rng& g) {
-    for (int b = b0; b < b1; ++b) th[b] = prior_draw(g);
+  std::vector<params> th(n);
+  for_ranges(n, [&](int b0, int b1) {
+    for (int b = b0; b < b1; ++b) {
+      rng g = day_streams{seed, 0, first}.of(stream::prior, b);
+      th[b] = prior_draw(g);
+    }
   });
-  std::vector<state> xs(B, state{o.population - o.initial, o.initial, 0}), prev(B);
-  std::vector<double> logw(B, 0.0), inc(B);
-  std::vector<path_stats> paths(B);
-  histories hist(B, ys.size());
-  // the resampling targets: allocated once, reused
-  std::vector<state> xs2(B);
-  std::vector<params> th2(B);
-  std::vector<path_stats> paths2(B);
-  histories hist2(B, ys.size());
+  std::vector<state> xs(n, state{o.population - o.initial, o.initial, 0}), prev(n);
+  std::vector<double> logw(n, 0.0), inc(n);
+  std::vector<path_stats> paths(n);
+  histories hist(n, ys.size());
   result res;
-  progress bar(show_progress);
+  progress bar(show_progress && world->root());
   stage_times = stage_clock();
 
   for (std::size_t t = 0; t < ys.size(); ++t) {
+    const day_streams streams{seed, t, first};
     for_ranges(
-        B, [&](int b0, int b1) { std::copy(xs.begin() + b0, xs.begin() + b1, prev.begin() + b0); });
+        n, [&](int b0, int b1) { std::copy(xs.begin() + b0, xs.begin() + b1, prev.begin() + b0); });
     stage_times.lap(bookkeeping);
     if (o.marginalize)
-      step_marginalized<T>(xs, th, o.population, ys[t], inc, o.groups, g);
+      step_marginalized<T>(xs, th, o.population, ys[t], inc, o.groups, streams);
     else
-      step_sampled(xs, th, o.population, ys[t], lf, inc, g), stage_times.lap(draws);
+      step_sampled(xs, th, o.population, ys[t], lf, inc, streams), stage_times.lap(draws);
     // log p(y_t | y_1..t-1) ≈ log sum_b W_b w_b with W the normalized previous weights
     const double before = log_sum_exp(logw);
-    for_ranges(B, [&](int b0, int b1) {
+    for_ranges(n, [&](int b0, int b1) {
       for (int b = b0; b < b1; ++b) logw[b] += inc[b];
     });
     const double after = log_sum_exp(logw);
     res.log_likelihood += after - before;
     if (!std::isfinite(after) || !std::isfinite(res.log_likelihood))
       throw filter_collapse(t, ys[t], B, std::isnan(after));
-    for_ranges(B, [&](int b0, int b1) {
+    for_ranges(n, [&](int b0, int b1) {
       for (int b = b0; b < b1; ++b)
         if (std::isfinite(logw[b])) record(paths[b], hist.of(b)[t], prev[b], xs[b], ys[t]);
     });
@@ -690,25 +870,18 @@ result run_filter(const options& o, const std::vector<std::int64_t>& ys, std::ui
     stage_times.lap(bookkeeping);
 
     if (t + 1 < ys.size() && e < 0.5 * B) {  // adaptive resampling
-      const std::vector<int> a = resample(w, g);
-      for_ranges(B, [&](int b0, int b1) {
-        for (int b = b0; b < b1; ++b) {
-          xs2[b] = xs[a[b]], th2[b] = th[a[b]], paths2[b] = paths[a[b]];
-          std::copy(hist.of(a[b]), hist.of(a[b]) + t + 1, hist2.of(b));
-        }
-      });
-      xs.swap(xs2);
-      th.swap(th2);
-      paths.swap(paths2);
-      std::swap(hist, hist2);
+      rng g(seed, stream::resample, t, 0);   // one stream of the filter: the same on every rank
+      resample_all(B, std::generate_canonical<double, 53>(g), t + 1, w, xs, th, paths, hist);
       std::fill(logw.begin(), logw.end(), 0.0);
       stage_times.lap(resampling);
     }
     if (o.rejuvenate)
-      for_chunks(B, g, [&](int b0, int b1, rng& g) {
+      for_ranges(n, [&](int b0, int b1) {
         for (int b = b0; b < b1; ++b)
-          if (std::isfinite(logw[b]))
+          if (std::isfinite(logw[b])) {
+            rng g = streams.of(stream::move, b);
             rejuvenate(th[b], paths[b], hist.of(b), t + 1, o.population, g);
+          }
       });
     stage_times.lap(moves);
   }
@@ -738,11 +911,9 @@ struct pooled {
   double seconds = 0;
 };
 
-// the seed of replicate k: the k-th output of a generator seeded with `seed`
+// the seed of replicate k: the first draw of its own stream of `seed`
 std::uint64_t replicate_seed(std::uint64_t seed, int k) {
-  rng g(seed);
-  g.discard(static_cast<unsigned long long>(k));
-  return g();
+  return rng(seed, stream::replicate, 0, static_cast<std::uint64_t>(k))();
 }
 
 // weights ∝ exp(v_k), normalized
@@ -857,6 +1028,24 @@ outputs open_outputs(const std::string& dir) {
 
 void write_csv(outputs& out, const std::vector<std::int64_t>& ys, const pooled& p,
                const options& o) {
+  // every rank's particles go to params.csv, rank by rank (rank 0 holds
+  // one rank's at a time); the files are rank 0's
+  const bool root = world->root();
+  if (root) out.params->print("weight,lambda,delta,gamma,rho,replicate\n");
+  for (std::size_t k = 0; k < p.runs.size(); ++k) {
+    const result& r = p.runs[k];
+    std::vector<double> rows;
+    for (std::size_t b = 0; b < r.theta.size(); ++b)
+      rows.insert(rows.end(), {p.replicate_weight[k] * r.weights[b], r.theta[b].lambda,
+                               r.theta[b].delta, r.theta[b].gamma, r.theta[b].rho});
+    world->each_on_root(rows, [&](const std::vector<double>& v) {
+      for (std::size_t j = 0; j + 4 < v.size(); j += 5)
+        out.params->print("%.10g,%.10g,%.10g,%.10g,%.10g,%zu\n", v[j], v[j + 1], v[j + 2], v[j + 3],
+                          v[j + 4], k + 1);
+    });
+  }
+  if (!root) return;
+  out.params->close();
   output_file& f = *out.filter;
   f.print("day,y,ess,i_mean,i_lo,i_median,i_hi\n");
   for (std::size_t t = 0; t < ys.size(); ++t) {
@@ -865,15 +1054,6 @@ void write_csv(outputs& out, const std::vector<std::int64_t>& ys, const pooled& 
             mean_ess(p, t), s.mean, s.lo, s.median, s.hi);
   }
   f.close();
-  output_file& g = *out.params;
-  g.print("weight,lambda,delta,gamma,rho,replicate\n");
-  for (std::size_t k = 0; k < p.runs.size(); ++k) {
-    const result& r = p.runs[k];
-    for (std::size_t b = 0; b < r.theta.size(); ++b)
-      g.print("%.10g,%.10g,%.10g,%.10g,%.10g,%zu\n", p.replicate_weight[k] * r.weights[b],
-              r.theta[b].lambda, r.theta[b].delta, r.theta[b].gamma, r.theta[b].rho, k + 1);
-  }
-  g.close();
   output_file& h = *out.summary_file;
   h.print("log_likelihood,log_likelihood_se,seconds,days,particles,replicates\n");
   h.print("%.10g,%.10g,%.10g,%zu,%d,%d\n", p.log_likelihood, p.log_likelihood_se, p.seconds,
@@ -992,6 +1172,11 @@ int study(const options& o, const std::vector<std::int64_t>& ys) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const sir_ranks::ranks processes(&argc, &argv);
+  world = &processes;
+  // every rank runs the whole program (the sums, quantiles and resampling
+  // take all of them); rank 0 prints
+  if (!world->root() && !std::freopen("/dev/null", "w", stdout)) return exit_output_failed;
   const options o = parse(argc, argv);
   const std::vector<std::int64_t> ys =
       o.data.empty() ? boarding_school : read_counts(o.data, o.population);
@@ -999,13 +1184,17 @@ int main(int argc, char** argv) {
     if (y > o.population) input_error("a count exceeds --population");
   outputs out;
   try {
-    if (!o.out.empty()) out = open_outputs(o.out);  // before the work: a bad path fails at once
+    // before the work: a bad path fails at once
+    if (!o.out.empty() && world->root()) out = open_outputs(o.out);
+    // one GPU per rank: the ranks of a host share its GPUs round-robin
+    if (o.backend != "cpu" && marg::device_count() > 0)
+      marg::set_device(world->local_rank() % marg::device_count());
     marg::set_backend(o.backend == "cpu"    ? marg::backend::cpu
                       : o.backend == "cuda" ? marg::backend::cuda
                                             : marg::backend::automatic);
   } catch (const output_error& e) {
     std::fprintf(stderr, "sir: %s\n", e.what());
-    return exit_output_failed;
+    world->abort(exit_output_failed);  // only rank 0 writes: the others stop with it
   } catch (const std::exception& e) {
     std::fprintf(stderr, "sir: %s\n", e.what());
     return exit_bad_input;
@@ -1017,6 +1206,9 @@ int main(int argc, char** argv) {
                 o.replicates, o.particles, o.use_float ? "float" : "double",
                 marg::current_backend() == marg::backend::cuda ? "cuda" : "cpu",
                 static_cast<unsigned long long>(o.seed));
+    if (world->size() > 1)
+      std::printf("MPI: %d ranks, about %d particles each\n", world->size(),
+                  o.particles / world->size());
     std::printf("data: %zu days%s, population %lld, %lld infected on day 0\n\n", ys.size(),
                 o.data.empty() ? " (boarding-school influenza, 1978)" : "",
                 static_cast<long long>(o.population), static_cast<long long>(o.initial));
@@ -1026,15 +1218,18 @@ int main(int argc, char** argv) {
     if (!o.out.empty()) write_csv(out, ys, p, o);
   } catch (const filter_collapse& e) {
     std::fflush(stdout);
-    std::fprintf(stderr, "sir: %s\n", e.what());
+    if (world->root()) std::fprintf(stderr, "sir: %s\n", e.what());
     return finish("sir", exit_filter_failed);
   } catch (const output_error& e) {
     std::fflush(stdout);
     std::fprintf(stderr, "sir: %s\n", e.what());
+    if (world->size() > 1) world->abort(exit_output_failed);
     return finish("sir", exit_output_failed);
   } catch (const std::exception& e) {
     std::fflush(stdout);
     std::fprintf(stderr, "sir: %s\n", e.what());
+    // an error of one rank: the others may wait for it in a collective
+    if (world->size() > 1) world->abort(exit_bad_input);
     return finish("sir", exit_bad_input);
   }
   return finish("sir", status);

@@ -162,6 +162,10 @@ marg_status marg_device_count(int* count) {
   });
 }
 
+const char* marg_cuda_unusable_reason(void) {
+  return marg::cuda_unusable_reason();
+}
+
 marg_status marg_capture(void* stream, marg_status (*calls)(void* user), void* user,
                          marg_graph** graph) {
   if (graph != nullptr) *graph = nullptr;

@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <thread>
 
 #include "detail/banded.hpp"
@@ -39,6 +41,20 @@ bool cuda_compiled() noexcept {
 #endif
 }
 
+#ifdef MARG_WITH_CUDA
+namespace detail::cuda {
+const char* unusable_reason() noexcept;  // src/cuda/device.cu
+}
+#endif
+
+const char* cuda_unusable_reason() noexcept {
+#ifdef MARG_WITH_CUDA
+  return detail::cuda::unusable_reason();
+#else
+  return "this build of libmarg has no CUDA backend";
+#endif
+}
+
 int device_count() {
 #ifdef MARG_WITH_CUDA
   // probed once: no driver or no GPU counts as zero devices
@@ -53,12 +69,11 @@ void set_backend(backend b) {
   MARG_EXPECTS(b == backend::automatic || b == backend::cpu || b == backend::cuda,
                detail::bad_argument("marg::set_backend", "b", static_cast<std::int64_t>(b),
                                     "automatic, cpu or cuda"));
-  if (b == backend::cuda) {
-    MARG_EXPECTS(cuda_compiled(),
-                 std::string("marg::set_backend: b = cuda, but this build has no CUDA backend"));
-    MARG_EXPECTS(device_count() > 0,
-                 std::string("marg::set_backend: b = cuda, but no usable CUDA device was found"));
-  }
+  if (b == backend::cuda)
+    MARG_EXPECTS(
+        *cuda_unusable_reason() == '\0',
+        std::string("marg::set_backend: b = cuda, but the CUDA backend cannot run here: ") +
+            cuda_unusable_reason());
   detail::env_override(detail::env_var::backend);
   requested.store(static_cast<int>(b));
 }
@@ -69,11 +84,10 @@ backend requested_backend() {
   const detail::env_setting& e = detail::environment(detail::env_var::backend);
   if (!e.present) return backend::automatic;
   const auto b = static_cast<backend>(e.value);
-  MARG_EXPECTS(
-      b != backend::cuda || (cuda_compiled() && device_count() > 0),
-      std::string("environment variable MARG_BACKEND = 'cuda', but ") +
-          (cuda_compiled() ? "no usable CUDA device was found" : "this build has no CUDA backend") +
-          " (use cpu or automatic, or unset it)");
+  MARG_EXPECTS(b != backend::cuda || *cuda_unusable_reason() == '\0',
+               std::string("environment variable MARG_BACKEND = 'cuda', but the CUDA backend "
+                           "cannot run here: ") +
+                   cuda_unusable_reason() + " (use cpu or automatic, or unset it)");
   return b;
 }
 
@@ -86,7 +100,15 @@ backend current_backend() {
     case backend::automatic:
       break;
   }
-  return device_count() > 0 ? backend::cuda : backend::cpu;
+  if (device_count() == 0) return backend::cpu;
+  if (*cuda_unusable_reason() == '\0') return backend::cuda;
+  // a GPU is there but cannot run this build: said once, as the CPU is
+  // then much slower than the user may expect
+  static std::atomic<bool> said{false};
+  if (!said.exchange(true))
+    std::fprintf(stderr, "libmarg: the CUDA backend cannot run here, computing on the CPU: %s\n",
+                 cuda_unusable_reason());
+  return backend::cpu;
 }
 
 namespace detail {

@@ -173,6 +173,18 @@ static void check_errors(void) {
     CHECK(marg_set_backend(MARG_BACKEND_CUDA) == MARG_ERROR_INVALID_ARGUMENT);
     CHECK(marg_get_backend(&b) == MARG_SUCCESS && b == MARG_BACKEND_CPU);
   }
+  /* a reason exactly when CUDA is refused; the refusal's message carries it */
+  CHECK(marg_cuda_unusable_reason() != NULL);
+  if (marg_cuda_unusable_reason()[0] != '\0') {
+    CHECK(marg_set_backend(MARG_BACKEND_CUDA) == MARG_ERROR_INVALID_ARGUMENT);
+    CHECK(message_has(marg_cuda_unusable_reason()));
+    CHECK(marg_set_backend(MARG_BACKEND_AUTOMATIC) == MARG_SUCCESS);
+    CHECK(marg_get_backend(&b) == MARG_SUCCESS && b == MARG_BACKEND_CPU);
+  } else {
+    CHECK(count > 0);
+    CHECK(marg_set_backend(MARG_BACKEND_CUDA) == MARG_SUCCESS);
+  }
+  CHECK(marg_set_backend(MARG_BACKEND_AUTOMATIC) == MARG_SUCCESS);
   CHECK(strcmp(marg_status_string(MARG_ERROR_OUT_OF_MEMORY), "out of memory") == 0);
   CHECK(strcmp(marg_status_string(MARG_SUCCESS), "success") == 0);
 }

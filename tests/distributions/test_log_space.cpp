@@ -143,6 +143,123 @@ TEMPLATE_TEST_CASE("log space: conditioning on a far-tail sum", "[distributions]
   }
 }
 
+TEMPLATE_TEST_CASE("log space: soft evidence in the far tail of the sum", "[distributions][log]",
+                   MARG_DIST_CONFIGS) {
+  using T = typename TestType::T;
+  MARG_USE_BACKEND_OR_SKIP(TestType);
+  // x keeps log-probabilities below T's range; the evidence is a narrow
+  // Gaussian bump over the top of the sum's support, log L down to ~ -1e5
+  const std::int64_t nx = sizeof(T) == 4 ? 300 : 2000, ny = sizeof(T) == 4 ? 40 : 120;
+  const auto x = marg::binomial<T>(nx, 0.5);
+  const auto y = marg::binomial<T>(ny, 0.3);
+  REQUIRE(x.has_log_probs());
+  const std::int64_t len = x.size() + y.size() - 1;
+  std::vector<T> ll(static_cast<std::size_t>(len));
+  for (std::int64_t i = 0; i < len; ++i) {
+    const real z = (i - (len - 5)) / 3.0L;
+    ll[i] = static_cast<T>(-0.5L * z * z);
+  }
+  // reference: long double log-sum-exp over the inputs as stored
+  const std::vector<T> lx = x.log_probs(), ly = y.log_probs();
+  const auto lse = [](const rvec& v) {
+    real top = ninf;
+    for (const real u : v) top = std::max(top, u);
+    if (top == ninf) return ninf;
+    real s = 0;
+    for (const real u : v) s += std::exp(u - top);
+    return top + std::log(s);
+  };
+  rvec wx(lx.size()), wy(ly.size()), terms;
+  for (std::size_t j = 0; j < lx.size(); ++j) {
+    terms.clear();
+    for (std::size_t k = 0; k < ly.size(); ++k)
+      terms.push_back(ly[k] + static_cast<real>(ll[j + k]));
+    wx[j] = lx[j] + lse(terms);
+  }
+  for (std::size_t k = 0; k < ly.size(); ++k) {
+    terms.clear();
+    for (std::size_t j = 0; j < lx.size(); ++j)
+      terms.push_back(lx[j] + static_cast<real>(ll[j + k]));
+    wy[k] = ly[k] + lse(terms);
+  }
+  const real total = lse(wx);
+  const auto check = [&](const marg::sum_posterior<T>& post) {
+    CHECK(log_close<T>(post.log_likelihood, total, 4));
+    std::int64_t bad = 0;
+    for (std::size_t j = 0; j < wx.size(); ++j)
+      if (!log_close<T>(post.first.log_prob(x.lower() + static_cast<std::int64_t>(j)),
+                        wx[j] - total, 4) &&
+          bad++ < 5)
+        CHECK(false);
+    for (std::size_t k = 0; k < wy.size(); ++k)
+      if (!log_close<T>(post.second.log_prob(y.lower() + static_cast<std::int64_t>(k)),
+                        wy[k] - total, 4) &&
+          bad++ < 10)
+        CHECK(false);
+    CHECK(bad == 0);
+  };
+  check(marg::condition_on_sum_log(x, y, ll));
+  // the same evidence as likelihoods: those below T's range are 0 there
+  std::vector<T> L(ll.size());
+  for (std::size_t i = 0; i < L.size(); ++i) L[i] = std::exp(ll[i]);
+  const auto linear = marg::condition_on_sum(x, y, L);
+  CHECK(std::isfinite(static_cast<double>(linear.log_likelihood)));
+  CHECK(std::isfinite(static_cast<double>(linear.first.log_prob(x.upper()))));
+}
+
+TEMPLATE_TEST_CASE("log space: log_prob_sum_grad of a far-tail sum", "[distributions][log]",
+                   MARG_DIST_CONFIGS) {
+  using T = typename TestType::T;
+  MARG_USE_BACKEND_OR_SKIP(TestType);
+  // P(x + y = k) ~ 2^-nx is below T's range: d/dq_i = p_{k-i} / P fits T,
+  // d/dp_j = q_{k-j} / P exceeds it (+inf) except where q_{k-j} is as small
+  const std::int64_t nx = sizeof(T) == 4 ? 300 : 2000, ny = 50;
+  const auto x = marg::binomial<T>(nx, 0.5);
+  const auto y = marg::binomial<T>(ny, 0.3);
+  REQUIRE(x.has_log_probs());
+  const std::int64_t k = nx + ny - 3;
+  const std::vector<T> lx = x.log_probs(), ly = y.log_probs();
+  // reference: long double log-sum-exp along the diagonal j + (k - j) = k
+  real top = ninf;
+  for (std::int64_t j = k - ny; j <= nx; ++j)
+    top = std::max(top, lx[j] + static_cast<real>(ly[k - j]));
+  real s = 0;
+  for (std::int64_t j = k - ny; j <= nx; ++j)
+    s += std::exp(lx[j] + static_cast<real>(ly[k - j]) - top);
+  const real log_s = top + std::log(s);
+  CHECK(log_close<T>(marg::log_prob_sum(x, y, k), log_s, 4));
+  const auto g = marg::log_prob_sum_grad(x, y, k);
+  REQUIRE(g.first.size() == lx.size());
+  REQUIRE(g.second.size() == ly.size());
+  // each gradient is exp(l - log_s) with l a stored log-probability
+  std::int64_t bad = 0, finite = 0;
+  const auto expect = [&](T got, real l) {
+    const real want = std::exp(l - log_s);
+    const real tol = 8 * std::numeric_limits<T>::epsilon() * (1 + std::fabs(l - log_s));
+    const bool ok = want > std::numeric_limits<T>::max() ? got == std::numeric_limits<T>::infinity()
+                                                         : std::fabs(got - want) <= tol * want;
+    finite += std::isfinite(got) && got > 0;
+    if (!ok && bad++ < 5) {
+      CAPTURE(l, want, got);
+      CHECK(false);
+    }
+  };
+  for (std::int64_t j = 0; j <= nx; ++j) {
+    if (j < k - ny)
+      CHECK(g.first[j] == 0);
+    else
+      expect(g.first[j], ly[k - j]);
+  }
+  for (std::int64_t i = 0; i <= ny; ++i) {
+    if (i < k - nx)
+      CHECK(g.second[i] == 0);
+    else
+      expect(g.second[i], lx[k - i]);
+  }
+  CHECK(bad == 0);
+  CHECK(finite >= 3);
+}
+
 TEMPLATE_TEST_CASE("log space: categorical_log", "[distributions][log]", MARG_DIST_CONFIGS) {
   using T = typename TestType::T;
   MARG_USE_BACKEND_OR_SKIP(TestType);

@@ -82,12 +82,13 @@ class threads_guard {
 }  // namespace marg::test
 
 /// Ends a test case that needs a CUDA device (`needs_gpu` true) on a machine
-/// without one, printing the token that ctest reports as "Skipped"
-/// (tests/CMakeLists.txt, SKIP_REGULAR_EXPRESSION).
-#define MARG_SKIP_IF_NO_GPU(needs_gpu)                     \
-  if ((needs_gpu) && ::marg::device_count() == 0) {        \
-    WARN("MARG_SKIP_NO_GPU: no CUDA device on this host"); \
-    return;                                                \
+/// where the CUDA backend cannot run (no device, or one this build has no
+/// code for), printing the token that ctest reports as "Skipped"
+/// (tests/CMakeLists.txt, SKIP_REGULAR_EXPRESSION) and the reason.
+#define MARG_SKIP_IF_NO_GPU(needs_gpu)                            \
+  if ((needs_gpu) && *::marg::cuda_unusable_reason() != '\0') {   \
+    WARN("MARG_SKIP_NO_GPU: " << ::marg::cuda_unusable_reason()); \
+    return;                                                       \
   }
 
 /// Starts a test case of configuration `C`: skips it (ctest: "Skipped") when

@@ -216,7 +216,7 @@ TEMPLATE_TEST_CASE("errors: batch 0 never throws for null pointers or any stride
 
 TEST_CASE("errors: set_backend and set_cpu_threads reject bad values", "[numeric]") {
   const marg::backend before = marg::requested_backend();
-  if (marg::device_count() == 0) {
+  if (*marg::cuda_unusable_reason() != '\0') {
     INFO("no usable GPU: backend::cuda must be refused");
     CHECK_THROWS_AS(marg::set_backend(marg::backend::cuda), marg::invalid_argument);
     CHECK_THROWS_AS(marg::set_backend(marg::backend::cuda), std::invalid_argument);
@@ -233,6 +233,28 @@ TEST_CASE("errors: set_backend and set_cpu_threads reject bad values", "[numeric
   CHECK_THROWS_AS(marg::set_backend(static_cast<marg::backend>(42)), marg::invalid_argument);
   CHECK_THROWS_WITH(marg::set_backend(static_cast<marg::backend>(42)), Contains("b = 42"));
   CHECK(marg::requested_backend() == before);
+}
+
+TEST_CASE("errors: cuda_unusable_reason says why the automatic backend is the CPU", "[numeric]") {
+  const marg::backend before = marg::requested_backend();
+  const std::string reason = marg::cuda_unusable_reason();
+  INFO("cuda_unusable_reason: '" << reason << "'");
+  CHECK(reason == marg::cuda_unusable_reason());  // probed once: the same answer
+  if (!marg::cuda_compiled()) CHECK_THAT(reason, Contains("no CUDA backend"));
+  if (marg::cuda_compiled() && marg::device_count() == 0) CHECK_THAT(reason, Contains("device"));
+  marg::set_backend(marg::backend::automatic);
+  if (reason.empty()) {
+    // usable: a device runs this build's kernels, and the automatic backend takes it
+    CHECK(marg::device_count() > 0);
+    CHECK(marg::current_backend() == marg::backend::cuda);
+    CHECK_NOTHROW(marg::set_backend(marg::backend::cuda));
+  } else {
+    CHECK(marg::current_backend() == marg::backend::cpu);
+    // the explicit request names the reason
+    CHECK_THROWS_WITH(marg::set_backend(marg::backend::cuda),
+                      Contains("marg::set_backend") && Contains(reason));
+  }
+  marg::set_backend(before);
 
   const int threads = marg::cpu_threads();
   for (const int bad : {0, -1, INT_MIN}) {

@@ -1,6 +1,7 @@
 """marg.convolve, convolve_grad_p, convolve_grad_q, log_convolve on numpy arrays
 against independent references (numpy.convolve in float64 and plain loops)."""
 
+import re
 import sys
 
 import numpy as np
@@ -153,6 +154,18 @@ def test_backend_selection():
     if not marg.cuda_available():
         with pytest.raises(ValueError):
             marg.set_backend("cuda")
+
+
+def test_cuda_unusable_reason():
+    # a reason exactly when the CUDA backend is refused, and the refusal names it
+    reason = marg.cuda_unusable_reason()
+    assert marg.cuda_available() == (reason == "")
+    if not marg.cuda_compiled():
+        assert "no CUDA backend" in reason
+    if reason:
+        with pytest.raises(ValueError, match=re.escape(reason)):
+            marg.set_backend("cuda")
+        assert marg.current_backend() == "cpu"
 
 
 def test_gil_is_released_during_compute(rng):

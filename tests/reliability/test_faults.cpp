@@ -202,6 +202,11 @@ TEST_CASE("faults: no visible CUDA device: the automatic backend runs on the CPU
   backend_guard automatic(marg::backend::automatic);
   CHECK(marg::current_backend() == marg::backend::cpu);
   CHECK_THROWS_AS(marg::set_backend(marg::backend::cuda), marg::invalid_argument);
+  // the reason names what is missing: no CUDA in the build, or no device
+  const std::string reason = marg::cuda_unusable_reason();
+  CHECK_THAT(reason, Contains(marg::cuda_compiled() ? "no CUDA device" : "no CUDA backend") ||
+                         Contains("no usable CUDA device"));
+  CHECK_THROWS_WITH(marg::set_backend(marg::backend::cuda), Contains(reason));
   MARG_SEEDED_RNG(g);
   for (const bool with_double : {false, true}) {
     const int m = random_size(g, 500), n = random_size(g, 500);

@@ -70,6 +70,17 @@ marg_status marg_get_backend(marg_backend* backend);
 marg_status marg_device_count(int* count);
 
 /**
+ * Why the CUDA backend cannot run here, if it cannot (see
+ * marg::cuda_unusable_reason): no CUDA backend in this build, no driver or
+ * device, a device older than compute capability 7.5, or a device whose
+ * architecture this build has no kernel code for. Then MARG_BACKEND_AUTOMATIC
+ * computes on the CPU and marg_set_backend(MARG_BACKEND_CUDA) fails.
+ * @return "" when the CUDA backend is usable, else one sentence (static
+ *         storage)
+ */
+const char* marg_cuda_unusable_reason(void);
+
+/**
  * Blocks until all libmarg work queued on a stream has finished. Needed
  * before the host reads an output in device or managed memory; outputs in
  * plain host memory are complete when the call that wrote them returns.

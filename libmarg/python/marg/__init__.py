@@ -39,6 +39,7 @@ from ._core import (
     convolve_grad_q,
     cuda_available,
     cuda_compiled,
+    cuda_unusable_reason,
     current_backend,
     delta,
     geometric,
@@ -63,7 +64,7 @@ __all__ = [
     "bernoulli", "beta_binomial", "binomial", "binomial_batch", "categorical",
     "categorical_log", "condition_on_sum", "condition_on_sum_log", "convolve",
     "convolve_grad_p", "convolve_grad_q", "cuda_available", "cuda_compiled",
-    "current_backend", "delta", "geometric", "log_convolve", "log_prob_sum",
+    "cuda_unusable_reason", "current_backend", "delta", "geometric", "log_convolve", "log_prob_sum",
     "log_prob_sum_grad", "negative_binomial", "poisson", "sample_given_evidence",
     "sample_given_sum", "set_backend", "sum", "sum_grad", "uniform_int",
 ]

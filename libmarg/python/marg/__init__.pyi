@@ -30,7 +30,13 @@ def log_convolve(a: A, b: Array, out: Array | None = None) -> A:
 
 def set_backend(backend: Literal["automatic", "cpu", "cuda"]) -> None: ...
 def current_backend() -> Literal["cpu", "cuda"]: ...
-def cuda_available() -> bool: ...
+def cuda_available() -> bool:
+    """Whether the CUDA backend can run here (see cuda_unusable_reason)."""
+
+def cuda_unusable_reason() -> str:
+    """"" where the CUDA backend can run, else why not: no CUDA in the build, no
+    device, a GPU older than compute capability 7.5, or one this build has no
+    kernel code for."""
 def cuda_compiled() -> bool: ...
 
 class Pmf:

@@ -431,7 +431,8 @@ void bind_numeric(nb::module_& m) {
       "set_backend", [](const std::string& b) { marg::set_backend(parse_backend(b)); },
       "backend"_a);
   m.def("current_backend", [] { return std::string(backend_name(marg::current_backend())); });
-  m.def("cuda_available", [] { return marg::device_count() > 0; });
+  m.def("cuda_available", [] { return *marg::cuda_unusable_reason() == '\0'; });
+  m.def("cuda_unusable_reason", [] { return std::string(marg::cuda_unusable_reason()); });
   m.def("cuda_compiled", [] { return marg::cuda_compiled(); });
   m.def(
       "_time_cpp_convolve",

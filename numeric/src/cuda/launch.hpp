@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include "../detail/banded.hpp"
+#include "features.hpp"
 #include "kernels/correlation.cuh"
 
 namespace marg::detail::cuda {

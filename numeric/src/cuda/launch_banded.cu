@@ -410,6 +410,7 @@ std::optional<kernel_variant> audited_batch(const correlation_view<T>& c) {
   if (few || some) return kernel_variant::warp;
   const bool mma_grad = c.lead == 0 && out >= d::mma_grad_out && batch >= d::mma_grad_batch &&
                         taps > d::mma_short_taps && taps <= d::mma_taps;
+  if (!mma_supports(c)) return std::nullopt;
   if (is_float ? (out >= d::mma_out && batch >= d::mma_batch && batch * out >= d::mma_work &&
                   (taps <= d::mma_short_taps || (out >= d::mma_long_out && taps <= d::mma_taps))) ||
                      mma_grad
@@ -429,11 +430,42 @@ std::int64_t mid_from_out(const correlation_view<T>& c) {
   return d::batched_mid_from_out;
 }
 
+// The tile a device runs `c` on when it lacks the features of the variant
+// chosen (variant_supports): without a tap split, the largest tile whose
+// tiles still give every multiprocessor a block, else the small tile.
+template <class T>
+kernel_variant generic_tile(const correlation_view<T>& c) {
+  using tun = tiled_tunings<T>;
+  const std::int64_t sms = multiprocessors();
+  if (c.lout >= dispatch_tuning::large_from_out && tiles_of<typename tun::large>(c) >= sms)
+    return kernel_variant::large;
+  if (c.lout >= dispatch_tuning::mid_from_out && tiles_of<typename tun::mid>(c) >= sms)
+    return kernel_variant::mid;
+  return kernel_variant::small;
+}
+
+// Launches variant v with `split`, or generic_tile where this device cannot
+// run v; a device without clusters (current_device_features) runs every
+// tile unsplit. The one place launch_banded launches: whatever the rules
+// above choose, the device runs what it supports.
+template <class T>
+void launch_on_device(kernel_variant v, const correlation_view<T>& c, int split,
+                      cudaStream_t stream) {
+  if (!variant_supports(v, c)) {
+    v = generic_tile(c);
+    split = tap_split_of(v, c);
+  }
+  if (!current_device_features().hopper) split = 1;
+  launch_variant(v, c, split, stream);
+}
+
 }  // namespace
 
 template <class T>
 int tap_split_of(kernel_variant v, const correlation_view<T>& c) {
   using tun = tiled_tunings<T>;
+  // a tap split runs over a cluster (sm_90)
+  if (!current_device_features().hopper) return 1;
   switch (v) {
     case kernel_variant::warp:
     case kernel_variant::lane:
@@ -459,34 +491,34 @@ void launch_banded(const banded_args<T>& x, cudaStream_t stream) {
   using tun = tiled_tunings<T>;
   const correlation_view<T> c = correlation_of(x);
   if (const auto v = modelled_conv(c)) {
-    launch_variant(*v, c, 1, stream);
+    launch_on_device(*v, c, 1, stream);
   } else if (lane_preferred(c)) {
-    launch_variant(kernel_variant::lane, c, 1, stream);
+    launch_on_device(kernel_variant::lane, c, 1, stream);
   } else if (pairs_preferred(c)) {
-    launch_variant(kernel_variant::pairs, c, 1, stream);
+    launch_on_device(kernel_variant::pairs, c, 1, stream);
   } else if (const auto a = audited_batch(c)) {
-    launch_variant(*a, c, tap_split_of(*a, c), stream);
+    launch_on_device(*a, c, tap_split_of(*a, c), stream);
   } else if (wgmma_first(c)) {
-    launch_variant(kernel_variant::wgmma, c, 1, stream);
-  } else if (wide_preferred(c)) {
-    launch_variant(kernel_variant::wide, c, 1, stream);
-  } else if (mma_preferred(c)) {
-    launch_variant(kernel_variant::mma, c, mma_split(c), stream);
+    launch_on_device(kernel_variant::wgmma, c, 1, stream);
+  } else if (wide_preferred(c) && wide_supports(c)) {
+    launch_on_device(kernel_variant::wide, c, 1, stream);
+  } else if (mma_preferred(c) && mma_supports(c)) {
+    launch_on_device(kernel_variant::mma, c, mma_split(c), stream);
   } else if (warp_preferred(c)) {
-    launch_variant(kernel_variant::warp, c, 1, stream);
+    launch_on_device(kernel_variant::warp, c, 1, stream);
   } else if (c.batch == 1 &&
              (c.la > dispatch_tuning::long_taps || c.lout > dispatch_tuning::long_out)) {
     const kernel_variant v =
         c.la > dispatch_tuning::long_taps ? long_taps_tile(c) : long_out_tile(c);
-    launch_variant(v, c, tap_split_of(v, c), stream);
+    launch_on_device(v, c, tap_split_of(v, c), stream);
   } else if ((c.lout >= dispatch_tuning::large_from_out &&
               c.la >= dispatch_tuning::large_from_taps && large_wave(c)) ||
              batched_full_float(c) || batched_grad_float(c) || large_double_few_taps(c)) {
-    launch_variant(kernel_variant::large, c, tap_split<typename tun::large>(c), stream);
+    launch_on_device(kernel_variant::large, c, tap_split<typename tun::large>(c), stream);
   } else if (c.lout >= mid_from_out(c) && !underfilled(c)) {
-    launch_variant(kernel_variant::mid, c, tap_split<typename tun::mid>(c), stream);
+    launch_on_device(kernel_variant::mid, c, tap_split<typename tun::mid>(c), stream);
   } else {
-    launch_variant(kernel_variant::small, c, tap_split<typename tun::small>(c), stream);
+    launch_on_device(kernel_variant::small, c, tap_split<typename tun::small>(c), stream);
   }
 }
 

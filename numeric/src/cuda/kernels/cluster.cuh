@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "../cuda_check.hpp"
+#include "../features.hpp"
 #include "correlation.cuh"
 
 namespace marg::detail::cuda {
@@ -175,6 +176,7 @@ __device__ __forceinline__ void run_cluster_tiles(const correlation_view<T>& c, 
       for (int i = threadIdx.x; i < TJ && J0 + i < c.lout; i += Threads)
         out[(J0 + i) * c.out_step] = part[index(i)];
     } else {
+#if MARG_CUDA_HOPPER_CODE
       namespace cg = cooperative_groups;
       cg::cluster_group cluster = cg::this_cluster();
       cluster.sync();
@@ -185,6 +187,9 @@ __device__ __forceinline__ void run_cluster_tiles(const correlation_view<T>& c, 
         out[(J0 + i) * c.out_step] = s;
       }
       cluster.sync();  // peers read this block's shared memory until here
+#else
+      __trap();  // split tiles need clusters: the dispatch splits only on sm_90
+#endif
     }
     __syncthreads();
   }
@@ -223,7 +228,11 @@ struct launch_shape {
 template <class... Params, class... Args>
 void launch_with(const launch_shape& shape, cudaStream_t stream, void (*kernel)(Params...),
                  const Args&... args) {
-  if (shape.split == 1 && !shape.early_start) {
+  // clusters and early start need sm_90 (current_device_features().hopper):
+  // the dispatch asks for them only there
+  MARG_EXPECTS(shape.split == 1 || current_device_features().hopper,
+               "marg: a tap split over a cluster needs a Hopper (sm_90) device");
+  if (shape.split == 1 && (!shape.early_start || !current_device_features().hopper)) {
     kernel<<<shape.grid, shape.threads, shape.smem, stream>>>(args...);
   } else {
     cudaLaunchConfig_t cfg{};

@@ -376,6 +376,7 @@ bool lane_long_preferred(const correlation_view<T>& c, int max_smem) {
 template <class T>
 bool lane_preferred_t(const correlation_view<T>& c) {
   using d = lane_dispatch;
+  if (!current_device_features().hopper) return false;
   const int smem = current_lane_device().max_smem;
   if (!lane_fits(c, smem)) return lane_long_preferred(c, smem);
   const bool conv = c.lead > 0;
@@ -407,6 +408,8 @@ bool lane_preferred_t(const correlation_view<T>& c) {
 
 template <class T>
 bool lane_supports_t(const correlation_view<T>& c) {
+  // the lane kernels stage through mbarrier transactions and TMA (sm_90)
+  if (!current_device_features().hopper) return false;
   const int smem = current_lane_device().max_smem;
   return lane_fits(c, smem) || lane_long_fits(c, smem);
 }
@@ -420,10 +423,10 @@ bool lane_supports(const correlation_view<double>& c) {
   return lane_supports_t(c);
 }
 bool lane_slab_fits(const correlation_view<float>& c) {
-  return lane_fits(c, current_lane_device().max_smem);
+  return current_device_features().hopper && lane_fits(c, current_lane_device().max_smem);
 }
 bool lane_slab_fits(const correlation_view<double>& c) {
-  return lane_fits(c, current_lane_device().max_smem);
+  return current_device_features().hopper && lane_fits(c, current_lane_device().max_smem);
 }
 bool lane_preferred(const correlation_view<float>& c) {
   return lane_preferred_t(c);

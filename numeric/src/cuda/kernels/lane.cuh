@@ -364,6 +364,7 @@ __device__ void lane_store(const correlation_view<T>& c, const lane_shape& s, st
 template <class T, int S>
 __global__ void __launch_bounds__(lane_tuning::threads)
     kernel_banded_lane(const correlation_view<T> c) {
+#if MARG_CUDA_HOPPER_CODE
   using C = lane_tuning;
   extern __shared__ __align__(16) unsigned char lane_smem[];
   T* const smem = reinterpret_cast<T*>(lane_smem);
@@ -405,6 +406,9 @@ __global__ void __launch_bounds__(lane_tuning::threads)
     if (next >= s.groups) break;
     g = next;
   }
+#else
+  __trap();  // needs sm_90: the dispatch runs it only there
+#endif
 }
 
 /// Whether the lane kernel can run `c` on this device (its shared memory

@@ -392,6 +392,7 @@ __device__ __forceinline__ void lane_finish_group(const correlation_view<T>& c,
 template <class T, bool Rev, bool Run>
 __global__ void __launch_bounds__(lane_bulk_tuning::threads, sizeof(T) == 4 ? 2 : 1)
     kernel_banded_lane_bulk(const correlation_view<T> c) {
+#if MARG_CUDA_HOPPER_CODE
   using C = lane_tuning;
   constexpr int W = lane_bulk_tuning::W, threads = lane_bulk_tuning::threads;
   constexpr int S = 2;
@@ -465,6 +466,9 @@ __global__ void __launch_bounds__(lane_bulk_tuning::threads, sizeof(T) == 4 ? 2 
     lane_finish_group(c, s, g0 + i * std::int64_t{gridDim.x}, slabs + st * (C::P * s.po), lane,
                       done + st);
   }
+#else
+  __trap();  // needs sm_90: the dispatch runs it only there
+#endif
 }
 
 /// Tensor-copy staging of the bulk lane kernel (kernel_banded_lane_tma):
@@ -566,6 +570,7 @@ __global__ void __launch_bounds__(32 * lane_bulk_tuning::W * Teams + 32,
     kernel_banded_lane_tma(const correlation_view<T> c, const lane_bulk_shape s,
                            const lane_tma_plan pl, const __grid_constant__ CUtensorMap ma,
                            const __grid_constant__ CUtensorMap mx) {
+#if MARG_CUDA_HOPPER_CODE
   using C = lane_tuning;
   constexpr int W = lane_bulk_tuning::W;
   static_assert(S % Teams == 0, "a stage belongs to one team");
@@ -640,6 +645,9 @@ __global__ void __launch_bounds__(32 * lane_bulk_tuning::W * Teams + 32,
     lane_finish_group(c, s, g0 + i * std::int64_t{gridDim.x}, slabs + st * (C::P * s.po), lane,
                       done + st, team);
   }
+#else
+  __trap();  // needs sm_90: the dispatch runs it only there
+#endif
 }
 
 }  // namespace marg::detail::cuda

@@ -119,6 +119,7 @@ __device__ void lane_long_stage(const correlation_view<T>& c, const lane_bulk_sh
 template <class T, bool Rev>
 __global__ void __launch_bounds__(lane_long_tuning::threads, 1)
     kernel_banded_lane_long(const correlation_view<T> c, const lane_long_plan pl) {
+#if MARG_CUDA_HOPPER_CODE
   using C = lane_tuning;
   using L = lane_long_tuning;
   constexpr int R = C::R, K = L::K;
@@ -190,6 +191,9 @@ __global__ void __launch_bounds__(lane_long_tuning::threads, 1)
       __syncwarp();  // the slab is read before the next block writes it
     }
   }
+#else
+  __trap();  // needs sm_90: the dispatch runs it only there
+#endif
 }
 
 /// Front bound b(i) of chunk i of a row of n columns: ceil(i n / 2K) rounded

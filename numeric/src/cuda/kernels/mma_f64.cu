@@ -95,7 +95,8 @@ bool use_batched(const correlation_view<double>& c) {
 }  // namespace
 
 bool mma_supports(const correlation_view<double>&) {
-  return true;
+  // m16n8k16 FP64 mma.sync is sm_90's
+  return current_device_features().hopper;
 }
 
 bool mma_preferred(const correlation_view<double>& c) {

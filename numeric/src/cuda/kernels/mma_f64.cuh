@@ -256,9 +256,13 @@ struct mma_f64_agent {
 template <class C>
 __global__ void __launch_bounds__(C::threads, C::min_blocks)
     kernel_banded_mma_f64(const correlation_view<double> c) {
+#if MARG_CUDA_HOPPER_CODE
   __shared__ __align__(16) double sm[C::smem_len];
   const mma_f64_agent<C> agent{sm, sm + C::xs_len, sm + C::ta1_at};
   run_cluster_tiles<C::TJ, C::threads>(c, agent, sm, [](int i) { return i; });
+#else
+  __trap();  // needs sm_90: the dispatch runs it only there
+#endif
 }
 
 /// The split of s. With `modelled` and at most max_tap_split stages in a

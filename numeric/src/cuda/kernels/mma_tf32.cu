@@ -78,7 +78,8 @@ shape shape_of(const correlation_view<float>& c) {
 // every float correlation: strides of any sign, broadcast operands and any
 // lengths are handled while staging
 bool mma_supports(const correlation_view<float>&) {
-  return true;
+  // TF32 mma.sync and cp.async are sm_80's
+  return current_device_features().ampere;
 }
 
 // H200, bench/notes/mma_tf32.md round 4: conv 65536 180 us against 241 (large

@@ -403,12 +403,16 @@ struct mma_tf32_agent {
 template <class C>
 __global__ void __launch_bounds__(C::threads, C::min_blocks)
     kernel_banded_mma_tf32(const correlation_view<float> c) {
+#if MARG_CUDA_AMPERE_CODE
   __shared__ __align__(16) float xs[C::raw_bufs * C::xs_len];
   __shared__ __align__(16) float tr[C::raw_bufs * C::raw_len];
   __shared__ __align__(16) float4 ts[C::records];
   __shared__ __align__(16) float4 xq[C::xq_len];
   const mma_tf32_agent<C> agent{xs, tr, ts, xq};
   run_cluster_tiles<C::TJ, C::threads>(c, agent, xs, [](int i) { return mma_out_index(i); });
+#else
+  __trap();  // needs sm_80: the dispatch runs it only there
+#endif
 }
 
 /// Stages each part of a split tile keeps at least, in batches: every block

@@ -86,11 +86,12 @@ void launch_pairs_t(const correlation_view<T>& c, cudaStream_t stream) {
 
 }  // namespace
 
+// the paired blocks stage through cp.async (sm_80)
 bool pairs_supports(const correlation_view<float>& c) {
-  return pairs_fits(c, pairs_max_smem);
+  return current_device_features().ampere && pairs_fits(c, pairs_max_smem);
 }
 bool pairs_supports(const correlation_view<double>& c) {
-  return pairs_fits(c, pairs_max_smem);
+  return current_device_features().ampere && pairs_fits(c, pairs_max_smem);
 }
 bool pairs_preferred(const correlation_view<float>& c) {
   using d = pairs_dispatch;

@@ -295,6 +295,7 @@ __device__ __forceinline__ void pairs_stage_row(T* dst, const T* src, std::int64
 template <class T>
 __global__ void __launch_bounds__(pairs_tuning::threads, pairs_tuning::min_blocks<T>)
     kernel_banded_pairs(const correlation_view<T> c, const pairs_layout y) {
+#if MARG_CUDA_AMPERE_CODE
   using C = pairs_tuning;
   constexpr int G = C::G, U = C::U, R = C::R, P = C::pass;
   extern __shared__ __align__(16) unsigned char pairs_smem[];
@@ -463,6 +464,9 @@ __global__ void __launch_bounds__(pairs_tuning::threads, pairs_tuning::min_block
     b += stride;
     if (b >= c.batch) break;
   }
+#else
+  __trap();  // needs sm_80: the dispatch runs it only there
+#endif
 }
 
 /// Whether the pairs kernel can run `c`: at most max_blocks output blocks

@@ -353,6 +353,7 @@ __device__ __forceinline__ void wait_pushed(unsigned long long* full, unsigned p
 template <class T, class C, class Agent>
 __device__ __forceinline__ void run_pushed_tiles(const correlation_view<T>& c, const Agent& agent,
                                                  T* recv, unsigned long long* full) {
+#if MARG_CUDA_HOPPER_CODE
   const std::int64_t J0 = std::int64_t{blockIdx.x} * C::TJ;
   const int ck = gridDim.y, kt = blockIdx.y;
   const int slice = (C::TJ + ck - 1) / ck;  // recv stride between senders
@@ -397,6 +398,9 @@ __device__ __forceinline__ void run_pushed_tiles(const correlation_view<T>& c, c
     if (b + gridDim.z < c.batch) cooperative_groups::this_cluster().sync();
     __syncthreads();
   }
+#else
+  __trap();  // split tiles need clusters: the dispatch splits only on sm_90
+#endif
 }
 
 /// Largest tile (bytes) whose split is summed by pushing (run_pushed_tiles).

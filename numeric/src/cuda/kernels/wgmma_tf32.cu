@@ -426,7 +426,7 @@ bool wgmma_tf32_available() {
 
 bool wgmma_tf32_supports(const correlation_view<float>& c) {
   if (c.batch < 1 || c.batch > 65535 || c.la < 1 || c.lx < 1 || c.lout < 1) return false;
-  if (!wgmma_tf32_available()) return false;
+  if (!current_device_features().hopper || !wgmma_tf32_available()) return false;
   wgmma_tf32_plan p{};
   if (!make_plan(c, p)) return false;
   return std::int64_t{c.batch} * p.units * shp::tile * std::int64_t{sizeof(float)} <=

@@ -157,11 +157,12 @@ void launch(const correlation_view<T>& c, cudaStream_t stream) {
 
 }  // namespace
 
+// the wide tile stages through cp.async (sm_80)
 bool wide_supports(const correlation_view<float>& c) {
-  return supports(c);
+  return current_device_features().ampere && supports(c);
 }
 bool wide_supports(const correlation_view<double>& c) {
-  return supports(c);
+  return current_device_features().ampere && supports(c);
 }
 bool wide_preferred(const correlation_view<float>& c) {
   return preferred(c);

@@ -127,6 +127,7 @@ inline constexpr int wide_max_threads = sizeof(T) == 4 ? 1024 : 512;
 /// Launched with early start (it waits for the previous kernel first).
 template <class T, bool Conv, int G>
 __global__ void __launch_bounds__(wide_max_threads<T>) kernel_banded_wide(wide_operands<T> w) {
+#if MARG_CUDA_AMPERE_CODE
   constexpr int R = wide_tuning::R, U = wide_tuning::U, V = wide_vec<T>;
   extern __shared__ __align__(16) unsigned char wide_smem_bytes[];
   __shared__ T red[wide_max_threads<T> / 32][R];  // a row per warp
@@ -198,6 +199,9 @@ __global__ void __launch_bounds__(wide_max_threads<T>) kernel_banded_wide(wide_o
     for (int k = 1; k < w.ntg / 32; ++k) s += red[w0 + k][tid % R];
     w.out[j0 + tid] = s;
   }
+#else
+  __trap();  // needs sm_80: the dispatch runs it only there
+#endif
 }
 
 }  // namespace marg::detail::cuda
