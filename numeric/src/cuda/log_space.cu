@@ -2,9 +2,10 @@
 // for the method): per operand the largest and smallest finite value and
 // exp(x - top) into device scratch (one kernel for both operands), one
 // batched linear product, and top_a + top_b + log(v) written to r, ordered on
-// the stream. Used when every
-// operand is kernel-readable (device or managed memory); the problems whose
-// operands need more than one window are then redone by the host path.
+// the stream; problems whose operands span more than one window are then
+// computed directly (kernel_log_direct). Used when every operand is
+// kernel-readable (device or managed memory); a NaN or +inf leaves the
+// problem to the host path, which reports it.
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -53,9 +54,9 @@ __device__ double block_reduce(double v, double* shared, Op op) {
 }
 
 // One block per problem of a (blocks 0 .. a.count - 1) and of b (the rest):
-// the extent of its finite values, its kind, and exp(x - top) into out. Any
-// problem that does not fit one window raises *flag, so that the host reads
-// the kinds only when some problem needs the host path.
+// the extent of its finite values, its kind, and exp(x - top) into out. A
+// NaN or +inf raises *flag, so that the host reads the kinds only when some
+// problem needs the host path.
 template <class T>
 __global__ void kernel_log_prepare(log_operand<T> a, log_operand<T> b, double width, int* flag) {
   const bool in_a = blockIdx.x < a.count;
@@ -84,7 +85,7 @@ __global__ void kernel_log_prepare(log_operand<T> a, log_operand<T> b, double wi
   if (threadIdx.x == 0) {
     o.top[p] = hi;
     o.kind[p] = k;
-    if (k != one_window) atomicOr(flag, 1);
+    if (k == bad_value) atomicOr(flag, 1);
   }
   // an all -inf problem scales to zeros (its output is -inf)
   const double shift = hi == -INFINITY ? 0.0 : hi;
@@ -107,6 +108,70 @@ __global__ void kernel_log_unscale(const T* v, std::int64_t lr, std::int64_t bat
     r[p * strider + i * incr] =
         x > T(0) ? static_cast<T>(scale + static_cast<double>(log(x))) : static_cast<T>(-INFINITY);
   }
+}
+
+// r_k = log sum_j exp(a_j + b_{k-j}) directly, for the problems whose
+// operands span more than one window (no common scale keeps every product in
+// T's range): a thread per output keeps a running maximum and the sum of
+// exp(term - maximum) in double, rescaled when the maximum grows (the online
+// log-sum-exp of attention kernels), so every term counts to double's
+// rounding however far below the others it lies. A block per (problem, tile
+// of `direct_tile` outputs); blocks of problems that fit one window return at
+// once.
+constexpr int direct_tile = 256;
+
+template <class T>
+__global__ void __launch_bounds__(direct_tile)
+    kernel_log_direct(const T* a, int m, int inca, std::int64_t stridea, const T* b, int n,
+                      int incb, std::int64_t strideb, T* r, int incr, std::int64_t strider,
+                      std::int64_t tiles, std::int64_t first_block, const int* kind_a, bool share_a,
+                      const int* kind_b, bool share_b) {
+  const std::int64_t block = first_block + blockIdx.x;
+  const std::int64_t p = block / tiles;
+  const int ka = kind_a[share_a ? 0 : p], kb = kind_b[share_b ? 0 : p];
+  if (ka != several_windows && kb != several_windows) return;
+  if (ka == bad_value || kb == bad_value || ka == all_neg_inf || kb == all_neg_inf) return;
+  const T* pa = a + p * stridea;
+  const T* pb = b + p * strideb;
+  const std::int64_t lr = std::int64_t{m} + n - 1;
+  const std::int64_t k0 = (block - p * tiles) * direct_tile;
+  const int t = threadIdx.x;
+  const std::int64_t k = k0 + t;
+  __shared__ double sa[direct_tile], sb[2 * direct_tile];
+  double top = -INFINITY, sum = 0;
+  // a term below exp(cutoff) times the running maximum is dropped: at most
+  // 2^31 of them change the sum (at least 1) by under a quarter of T's
+  // rounding (double: 2^31 e^-62 < 2^-58; float: 2^31 e^-40 < 2^-26); most
+  // terms of far tails lie there, and a comparison is cheaper than exp
+  constexpr double cutoff = sizeof(T) == 4 ? -40.0 : -62.0;
+  // the terms of outputs k0 .. k0 + tile - 1: j from k0 - n + 1 to k0 + tile - 1
+  const std::int64_t j_lo = k0 - n + 1 > 0 ? k0 - n + 1 : 0;
+  const std::int64_t j_hi = k0 + direct_tile - 1 < m - 1 ? k0 + direct_tile - 1 : m - 1;
+  for (std::int64_t j0 = j_lo; j0 <= j_hi; j0 += direct_tile) {
+    sa[t] = j0 + t <= j_hi ? static_cast<double>(pa[(j0 + t) * inca]) : -INFINITY;
+    // b at k - j for every k and j of the tile: indices base .. base + 2 tile - 2
+    const std::int64_t base = k0 - j0 - (direct_tile - 1);
+    for (int i = t; i < 2 * direct_tile; i += direct_tile) {
+      const std::int64_t q = base + i;
+      sb[i] = q >= 0 && q < n ? static_cast<double>(pb[q * incb]) : -INFINITY;
+    }
+    __syncthreads();
+    if (k < lr) {
+      for (int jj = 0; jj < direct_tile; ++jj) {
+        const double v = sa[jj] + sb[direct_tile - 1 + t - jj];
+        const double d = v - top;  // NaN only for -inf - -inf: skipped
+        if (d > 0) {
+          sum = sum * exp(-d) + 1.0;
+          top = v;
+        } else if (d > cutoff) {
+          sum += exp(d);
+        }
+      }
+    }
+    __syncthreads();
+  }
+  if (k < lr)
+    r[p * strider + k * incr] = static_cast<T>(top == -INFINITY ? -INFINITY : top + log(sum));
 }
 
 unsigned blocks_for(std::int64_t elements) {
@@ -169,6 +234,16 @@ bool log_convolve_on_device(const log_problem<T>& x, stream_view stream,
   kernel_log_unscale<T><<<blocks_for(x.batch * lr), threads, 0, s>>>(
       pr, lr, x.batch, top, x.stridea == 0, top + na, x.strideb == 0, x.r, x.incr, x.strider);
   MARG_CHECK_LAUNCH(s);
+  // the problems that span several windows, again and exactly
+  const std::int64_t tiles = (lr + direct_tile - 1) / direct_tile;
+  constexpr std::int64_t max_grid = 2147483647;
+  for (std::int64_t first = 0; first < x.batch * tiles; first += max_grid) {
+    const std::int64_t blocks = std::min(max_grid, x.batch * tiles - first);
+    kernel_log_direct<T><<<static_cast<unsigned>(blocks), direct_tile, 0, s>>>(
+        x.a, x.m, x.inca, x.stridea, x.b, x.n, x.incb, x.strideb, x.r, x.incr, x.strider, tiles,
+        first, kind, x.stridea == 0, kind + na, x.strideb == 0);
+    MARG_CHECK_LAUNCH(s);
+  }
   // one flag to the host and one wait; the kinds only when a problem needs the host
   int any = 0;
   MARG_CUDA_TRY(cudaMemcpyAsync(&any, flag, sizeof(int), cudaMemcpyDeviceToHost, s));
@@ -179,7 +254,7 @@ bool log_convolve_on_device(const log_problem<T>& x, stream_view stream,
   MARG_CUDA_TRY(cudaMemcpyAsync(k.data(), kind, k.size() * sizeof(int), cudaMemcpyDeviceToHost, s));
   MARG_CUDA_TRY(cudaStreamSynchronize(s));
   for (std::int64_t p = 0; p < x.batch; ++p)
-    if (k[x.stridea == 0 ? 0 : p] != one_window || k[na + (x.strideb == 0 ? 0 : p)] != one_window)
+    if (k[x.stridea == 0 ? 0 : p] == bad_value || k[na + (x.strideb == 0 ? 0 : p)] == bad_value)
       host_problems.push_back(p);
   return true;
 }
