@@ -9,6 +9,7 @@
 #include "../detail/banded.hpp"
 #include "cuda_check.hpp"
 #include "features.hpp"
+#include "stream.hpp"
 
 #ifndef MARG_CUDA_ARCHITECTURES_BUILT
 #define MARG_CUDA_ARCHITECTURES_BUILT "?"
@@ -135,8 +136,8 @@ const char* unusable_reason() noexcept {
 const device_features& current_device_features() {
   static thread_local int cached_device = -1;
   static thread_local device_features f;
-  int dev = 0;
-  MARG_CUDA_TRY(cudaGetDevice(&dev));
+  // no driver call with one visible device: the dispatch asks on every launch
+  const int dev = current_device_id();
   if (dev != cached_device) {
     int major = 0, minor = 0;
     MARG_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));

@@ -1,19 +1,21 @@
 // The scaling passes of log_convolve on the device (see src/log_convolve.cpp
-// for the method): per operand the largest and smallest finite value, then
-// exp(x - top) into pool memory, one batched linear product, and
-// top_a + top_b + log(v) written to r, ordered on the stream. Used when every
-// operand is kernel-readable (device or managed memory); the problems whose
-// operands need more than one window are then redone by the host path.
+// for the method): per operand the largest and smallest finite value and
+// exp(x - top) into device scratch (one kernel for both operands), one
+// batched linear product, and top_a + top_b + log(v) written to r, ordered on
+// the stream; problems whose operands span more than one window are then
+// computed directly (kernel_log_direct). Used when every operand is
+// kernel-readable (device or managed memory); a NaN or +inf leaves the
+// problem to the host path, which reports it.
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <vector>
 
-#include <marg/numeric/array.hpp>
 #include <marg/numeric/convolve.hpp>
-#include <marg/numeric/pool.hpp>
 
 #include "cuda_check.hpp"
 #include "log_space.hpp"
+#include "scratch.hpp"
 #include "stream.hpp"
 
 namespace marg::detail::cuda {
@@ -24,54 +26,72 @@ constexpr int threads = 256;
 // 0: fits one window; 1: several windows; 2: all -inf; 3: NaN or +inf
 enum : int { one_window = 0, several_windows = 1, all_neg_inf = 2, bad_value = 3 };
 
+/// One operand set of kernel_log_prepare: `count` problems of `len` values.
 template <class T>
-__global__ void kernel_log_extent(const T* x, std::int64_t len, int inc, std::int64_t stride,
-                                  double width, double* top, int* kind) {
-  const T* xi = x + blockIdx.x * stride;
-  double hi = -INFINITY, lo = INFINITY;
-  int bad = 0;
-  for (std::int64_t j = threadIdx.x; j < len; j += blockDim.x) {
-    const double v = xi[j * inc];
+struct log_operand {
+  const T* x;
+  std::int64_t len;
+  int inc;
+  std::int64_t stride;
+  std::int64_t count;
+  double* top;  ///< per problem: the largest finite value
+  int* kind;    ///< per problem: one_window .. bad_value
+  T* out;       ///< per problem: exp(x - top), contiguous
+};
+
+// The largest of `v` over the block (every thread gets it); `shared` holds
+// one value per warp.
+template <class Op>
+__device__ double block_reduce(double v, double* shared, Op op) {
+  for (int o = 16; o > 0; o /= 2) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
+  __syncthreads();  // shared may still be read by the previous reduction
+  if (lane == 0) shared[warp] = v;
+  __syncthreads();
+  v = lane < warps ? shared[lane] : shared[0];
+  for (int o = 16; o > 0; o /= 2) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+// One block per problem of a (blocks 0 .. a.count - 1) and of b (the rest):
+// the extent of its finite values, its kind, and exp(x - top) into out. A
+// NaN or +inf raises *flag, so that the host reads the kinds only when some
+// problem needs the host path.
+template <class T>
+__global__ void kernel_log_prepare(log_operand<T> a, log_operand<T> b, double width, int* flag) {
+  const bool in_a = blockIdx.x < a.count;
+  const log_operand<T>& o = in_a ? a : b;
+  const std::int64_t p = in_a ? blockIdx.x : blockIdx.x - a.count;
+  const T* xi = o.x + p * o.stride;
+  double hi = -INFINITY, lo = INFINITY, bad = 0;
+  for (std::int64_t j = threadIdx.x; j < o.len; j += blockDim.x) {
+    const double v = xi[j * o.inc];
     if (isnan(v) || v == INFINITY) bad = 1;
     if (v != -INFINITY) {
       hi = fmax(hi, v);
       lo = fmin(lo, v);
     }
   }
-  __shared__ double s_hi[threads], s_lo[threads];
-  __shared__ int s_bad[threads];
-  s_hi[threadIdx.x] = hi;
-  s_lo[threadIdx.x] = lo;
-  s_bad[threadIdx.x] = bad;
-  __syncthreads();
-  for (int w = blockDim.x / 2; w > 0; w /= 2) {
-    if (threadIdx.x < w) {
-      s_hi[threadIdx.x] = fmax(s_hi[threadIdx.x], s_hi[threadIdx.x + w]);
-      s_lo[threadIdx.x] = fmin(s_lo[threadIdx.x], s_lo[threadIdx.x + w]);
-      s_bad[threadIdx.x] |= s_bad[threadIdx.x + w];
-    }
-    __syncthreads();
-  }
+  __shared__ double shared[32];
+  const auto max_op = [](double u, double v) { return fmax(u, v); };
+  const auto min_op = [](double u, double v) { return fmin(u, v); };
+  hi = block_reduce(hi, shared, max_op);
+  lo = block_reduce(lo, shared, min_op);
+  bad = block_reduce(bad, shared, max_op);
+  const int k = bad != 0           ? bad_value
+                : hi == -INFINITY  ? all_neg_inf
+                : hi - lo <= width ? one_window
+                                   : several_windows;
   if (threadIdx.x == 0) {
-    const double h = s_hi[0], l = s_lo[0];
-    top[blockIdx.x] = h;
-    kind[blockIdx.x] = s_bad[0]         ? bad_value
-                       : h == -INFINITY ? all_neg_inf
-                       : h - l <= width ? one_window
-                                        : several_windows;
+    o.top[p] = hi;
+    o.kind[p] = k;
+    if (k == bad_value) atomicOr(flag, 1);
   }
-}
-
-// out[i * len + j] = exp(x[i * stride + j * inc] - top[i]), the exponential in T
-template <class T>
-__global__ void kernel_log_scale(const T* x, std::int64_t len, int inc, std::int64_t stride,
-                                 std::int64_t count, const double* top, T* out) {
-  const std::int64_t total = len * count;
-  for (std::int64_t e = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; e < total;
-       e += std::int64_t{gridDim.x} * blockDim.x) {
-    const std::int64_t i = e / len, j = e - i * len;
-    out[e] = exp(static_cast<T>(static_cast<double>(x[i * stride + j * inc]) - top[i]));
-  }
+  // an all -inf problem scales to zeros (its output is -inf)
+  const double shift = hi == -INFINITY ? 0.0 : hi;
+  T* out = o.out + p * o.len;
+  for (std::int64_t j = threadIdx.x; j < o.len; j += blockDim.x)
+    out[j] = exp(static_cast<T>(static_cast<double>(xi[j * o.inc]) - shift));
 }
 
 // r[p * strider + i * incr] = top_a[p or 0] + top_b[p or 0] + log(v[p * lr + i])
@@ -88,6 +108,70 @@ __global__ void kernel_log_unscale(const T* v, std::int64_t lr, std::int64_t bat
     r[p * strider + i * incr] =
         x > T(0) ? static_cast<T>(scale + static_cast<double>(log(x))) : static_cast<T>(-INFINITY);
   }
+}
+
+// r_k = log sum_j exp(a_j + b_{k-j}) directly, for the problems whose
+// operands span more than one window (no common scale keeps every product in
+// T's range): a thread per output keeps a running maximum and the sum of
+// exp(term - maximum) in double, rescaled when the maximum grows (the online
+// log-sum-exp of attention kernels), so every term counts to double's
+// rounding however far below the others it lies. A block per (problem, tile
+// of `direct_tile` outputs); blocks of problems that fit one window return at
+// once.
+constexpr int direct_tile = 256;
+
+template <class T>
+__global__ void __launch_bounds__(direct_tile)
+    kernel_log_direct(const T* a, int m, int inca, std::int64_t stridea, const T* b, int n,
+                      int incb, std::int64_t strideb, T* r, int incr, std::int64_t strider,
+                      std::int64_t tiles, std::int64_t first_block, const int* kind_a, bool share_a,
+                      const int* kind_b, bool share_b) {
+  const std::int64_t block = first_block + blockIdx.x;
+  const std::int64_t p = block / tiles;
+  const int ka = kind_a[share_a ? 0 : p], kb = kind_b[share_b ? 0 : p];
+  if (ka != several_windows && kb != several_windows) return;
+  if (ka == bad_value || kb == bad_value || ka == all_neg_inf || kb == all_neg_inf) return;
+  const T* pa = a + p * stridea;
+  const T* pb = b + p * strideb;
+  const std::int64_t lr = std::int64_t{m} + n - 1;
+  const std::int64_t k0 = (block - p * tiles) * direct_tile;
+  const int t = threadIdx.x;
+  const std::int64_t k = k0 + t;
+  __shared__ double sa[direct_tile], sb[2 * direct_tile];
+  double top = -INFINITY, sum = 0;
+  // a term below exp(cutoff) times the running maximum is dropped: at most
+  // 2^31 of them change the sum (at least 1) by under a quarter of T's
+  // rounding (double: 2^31 e^-62 < 2^-58; float: 2^31 e^-40 < 2^-26); most
+  // terms of far tails lie there, and a comparison is cheaper than exp
+  constexpr double cutoff = sizeof(T) == 4 ? -40.0 : -62.0;
+  // the terms of outputs k0 .. k0 + tile - 1: j from k0 - n + 1 to k0 + tile - 1
+  const std::int64_t j_lo = k0 - n + 1 > 0 ? k0 - n + 1 : 0;
+  const std::int64_t j_hi = k0 + direct_tile - 1 < m - 1 ? k0 + direct_tile - 1 : m - 1;
+  for (std::int64_t j0 = j_lo; j0 <= j_hi; j0 += direct_tile) {
+    sa[t] = j0 + t <= j_hi ? static_cast<double>(pa[(j0 + t) * inca]) : -INFINITY;
+    // b at k - j for every k and j of the tile: indices base .. base + 2 tile - 2
+    const std::int64_t base = k0 - j0 - (direct_tile - 1);
+    for (int i = t; i < 2 * direct_tile; i += direct_tile) {
+      const std::int64_t q = base + i;
+      sb[i] = q >= 0 && q < n ? static_cast<double>(pb[q * incb]) : -INFINITY;
+    }
+    __syncthreads();
+    if (k < lr) {
+      for (int jj = 0; jj < direct_tile; ++jj) {
+        const double v = sa[jj] + sb[direct_tile - 1 + t - jj];
+        const double d = v - top;  // NaN only for -inf - -inf: skipped
+        if (d > 0) {
+          sum = sum * exp(-d) + 1.0;
+          top = v;
+        } else if (d > cutoff) {
+          sum += exp(d);
+        }
+      }
+    }
+    __syncthreads();
+  }
+  if (k < lr)
+    r[p * strider + k * incr] = static_cast<T>(top == -INFINITY ? -INFINITY : top + log(sum));
 }
 
 unsigned blocks_for(std::int64_t elements) {
@@ -114,45 +198,63 @@ bool log_convolve_on_device(const log_problem<T>& x, stream_view stream,
   const cudaStream_t s = call.stream;
   const std::int64_t na = x.stridea == 0 ? 1 : x.batch, nb = x.strideb == 0 ? 1 : x.batch;
   const std::int64_t lr = std::int64_t{x.m} + x.n - 1;
-  const stream_view sv{s};
-  // pool temporaries, made resident on the device before the kernels touch them
-  array<double> top(na + nb, sv);
-  array<int> kind(na + nb, sv);
-  array<T> pa(na * x.m, sv), pb(nb * x.n, sv), pr(x.batch * lr, sv);
-  prefetch(top.data(), top.size() * sizeof(double), memory_location::device, sv);
-  prefetch(kind.data(), kind.size() * sizeof(int), memory_location::device, sv);
-  prefetch(pa.data(), pa.size() * sizeof(T), memory_location::device, sv);
-  prefetch(pb.data(), pb.size() * sizeof(T), memory_location::device, sv);
-  prefetch(pr.data(), pr.size() * sizeof(T), memory_location::device, sv);
+  // the temporaries in one block of stream-ordered device scratch: no managed
+  // pages to prefetch or migrate, and no pool lock
+  const auto round_up = [](std::int64_t bytes) { return (bytes + 255) / 256 * 256; };
+  const std::int64_t top_bytes = round_up((na + nb) * sizeof(double));
+  const std::int64_t kind_bytes = round_up((na + nb) * sizeof(int) + sizeof(int));
+  const std::int64_t pa_bytes = round_up(na * x.m * sizeof(T));
+  const std::int64_t pb_bytes = round_up(nb * x.n * sizeof(T));
+  const std::int64_t pr_bytes = round_up(x.batch * lr * sizeof(T));
+  const device_scratch scratch(
+      static_cast<std::size_t>(top_bytes + kind_bytes + pa_bytes + pb_bytes + pr_bytes),
+      call.device, s);
+  char* base = static_cast<char*>(scratch.data());
+  auto* top = reinterpret_cast<double*>(base);
+  auto* kind = reinterpret_cast<int*>(base + top_bytes);
+  int* flag = kind + (na + nb);
+  auto* pa = reinterpret_cast<T*>(base + top_bytes + kind_bytes);
+  auto* pb = reinterpret_cast<T*>(base + top_bytes + kind_bytes + pa_bytes);
+  auto* pr = reinterpret_cast<T*>(base + top_bytes + kind_bytes + pa_bytes + pb_bytes);
+  MARG_CUDA_TRY(cudaMemsetAsync(flag, 0, sizeof(int), s));
   const double width = sizeof(T) == 4 ? 20.0 : 300.0;
-  kernel_log_extent<T><<<static_cast<unsigned>(na), threads, 0, s>>>(
-      x.a, x.m, x.inca, x.stridea, width, top.data(), kind.data());
-  MARG_CHECK_LAUNCH(s);
-  kernel_log_extent<T><<<static_cast<unsigned>(nb), threads, 0, s>>>(
-      x.b, x.n, x.incb, x.strideb, width, top.data() + na, kind.data() + na);
+  const log_operand<T> oa{x.a, x.m, x.inca, x.stridea, na, top, kind, pa};
+  const log_operand<T> ob{x.b, x.n, x.incb, x.strideb, nb, top + na, kind + na, pb};
+  // a block per problem, as many threads as the longer operand needs (a
+  // power of two from one warp to 1024)
+  unsigned block = 32;
+  while (block < 1024 && block < static_cast<unsigned>(std::max(x.m, x.n))) block *= 2;
+  kernel_log_prepare<T><<<static_cast<unsigned>(na + nb), block, 0, s>>>(oa, ob, width, flag);
   MARG_CHECK_LAUNCH(s);
   // every problem runs on the device; those whose operands do not fit one
   // window are written again by the host path (host_problems)
-  kernel_log_scale<T><<<blocks_for(na * x.m), threads, 0, s>>>(x.a, x.m, x.inca, x.stridea, na,
-                                                               top.data(), pa.data());
-  MARG_CHECK_LAUNCH(s);
-  kernel_log_scale<T><<<blocks_for(nb * x.n), threads, 0, s>>>(x.b, x.n, x.incb, x.strideb, nb,
-                                                               top.data() + na, pb.data());
-  MARG_CHECK_LAUNCH(s);
-  convolve_batched<T>(x.m, x.n, pa.data(), 1, x.stridea == 0 ? 0 : x.m, pb.data(), 1,
-                      x.strideb == 0 ? 0 : x.n, pr.data(), 1, lr, x.batch, sv);
+  const stream_view sv{s};
+  convolve_batched<T>(x.m, x.n, pa, 1, x.stridea == 0 ? 0 : x.m, pb, 1, x.strideb == 0 ? 0 : x.n,
+                      pr, 1, lr, x.batch, sv);
   kernel_log_unscale<T><<<blocks_for(x.batch * lr), threads, 0, s>>>(
-      pr.data(), lr, x.batch, top.data(), x.stridea == 0, top.data() + na, x.strideb == 0, x.r,
-      x.incr, x.strider);
+      pr, lr, x.batch, top, x.stridea == 0, top + na, x.strideb == 0, x.r, x.incr, x.strider);
   MARG_CHECK_LAUNCH(s);
-  // the kinds: one copy to the host and one wait
-  std::vector<int> k(static_cast<std::size_t>(na + nb));
-  MARG_CUDA_TRY(
-      cudaMemcpyAsync(k.data(), kind.data(), k.size() * sizeof(int), cudaMemcpyDeviceToHost, s));
+  // the problems that span several windows, again and exactly
+  const std::int64_t tiles = (lr + direct_tile - 1) / direct_tile;
+  constexpr std::int64_t max_grid = 2147483647;
+  for (std::int64_t first = 0; first < x.batch * tiles; first += max_grid) {
+    const std::int64_t blocks = std::min(max_grid, x.batch * tiles - first);
+    kernel_log_direct<T><<<static_cast<unsigned>(blocks), direct_tile, 0, s>>>(
+        x.a, x.m, x.inca, x.stridea, x.b, x.n, x.incb, x.strideb, x.r, x.incr, x.strider, tiles,
+        first, kind, x.stridea == 0, kind + na, x.strideb == 0);
+    MARG_CHECK_LAUNCH(s);
+  }
+  // one flag to the host and one wait; the kinds only when a problem needs the host
+  int any = 0;
+  MARG_CUDA_TRY(cudaMemcpyAsync(&any, flag, sizeof(int), cudaMemcpyDeviceToHost, s));
   MARG_CUDA_TRY(cudaStreamSynchronize(s));
   host_problems.clear();
+  if (any == 0) return true;
+  std::vector<int> k(static_cast<std::size_t>(na + nb));
+  MARG_CUDA_TRY(cudaMemcpyAsync(k.data(), kind, k.size() * sizeof(int), cudaMemcpyDeviceToHost, s));
+  MARG_CUDA_TRY(cudaStreamSynchronize(s));
   for (std::int64_t p = 0; p < x.batch; ++p)
-    if (k[x.stridea == 0 ? 0 : p] != one_window || k[na + (x.strideb == 0 ? 0 : p)] != one_window)
+    if (k[x.stridea == 0 ? 0 : p] == bad_value || k[na + (x.strideb == 0 ? 0 : p)] == bad_value)
       host_problems.push_back(p);
   return true;
 }

@@ -27,7 +27,8 @@ struct log_problem {
 
 /// Runs the batch on the device when every operand is device or managed
 /// memory, and waits for it. A problem whose operands do not each fit one
-/// window gets a wrong output there and is listed for the host path.
+/// window is computed directly; one with a NaN or +inf is listed for the
+/// host path (which reports it).
 /// @param x the checked problem (batch >= 1)
 /// @param stream the stream
 /// @param host_problems set to the problems the host path must redo

@@ -15,6 +15,7 @@
 
 #include "../cuda_check.hpp"
 #include "../features.hpp"
+#include "../stream.hpp"
 #include "correlation.cuh"
 
 namespace marg::detail::cuda {
@@ -54,8 +55,8 @@ __device__ __forceinline__ void gather_stage(const T* src, std::int64_t step, st
 /// and device: the dispatch asks on every launch)
 inline int multiprocessors() {
   static thread_local int cached_device = -1, cached_count = 0;
-  int dev = 0;
-  MARG_CUDA_TRY(cudaGetDevice(&dev));
+  // no driver call with one visible device: the dispatch asks on every launch
+  const int dev = current_device_id();
   if (dev != cached_device) {
     MARG_CUDA_TRY(cudaDeviceGetAttribute(&cached_count, cudaDevAttrMultiProcessorCount, dev));
     cached_device = dev;

@@ -9,6 +9,7 @@
 
 #include "../cuda_check.hpp"
 #include "../launch.hpp"
+#include "../stream.hpp"
 #include "lane.cuh"
 #include "lane_bulk.cuh"
 #include "lane_long.cuh"
@@ -24,8 +25,8 @@ struct lane_device {
 
 lane_device& current_lane_device() {
   static thread_local lane_device d;
-  int dev = 0;
-  MARG_CUDA_TRY(cudaGetDevice(&dev));
+  // no driver call with one visible device: the dispatch asks on every launch
+  const int dev = current_device_id();
   if (dev != d.device) {
     MARG_CUDA_TRY(
         cudaDeviceGetAttribute(&d.max_smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));

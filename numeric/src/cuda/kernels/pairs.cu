@@ -5,6 +5,7 @@
 
 #include "../cuda_check.hpp"
 #include "../launch.hpp"
+#include "../stream.hpp"
 #include "pairs.cuh"
 
 namespace marg::detail::cuda {
@@ -51,8 +52,8 @@ void launch_pairs_t(const correlation_view<T>& c, cudaStream_t stream) {
   // block that keeps a (resident + 1)-th block off an SM
   static thread_local int carved_device = -1;
   static thread_local std::int64_t one_less = 0;
-  int dev = 0;
-  MARG_CUDA_TRY(cudaGetDevice(&dev));
+  // no driver call with one visible device: the dispatch asks on every launch
+  const int dev = current_device_id();
   if (dev != carved_device) {
     MARG_CUDA_TRY(cudaFuncSetAttribute(kernel_banded_pairs<T>,
                                        cudaFuncAttributePreferredSharedMemoryCarveout,

@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "../cuda_check.hpp"
+#include "../stream.hpp"
 #include "correlation.cuh"
 #include "tiled.cuh"
 
@@ -138,8 +139,8 @@ void launch_warp(const correlation_view<T>& c, cudaStream_t stream) {
   // persistent grid: as many blocks as fit at once, each warp walks several
   // problems (so that it can prefetch the next one)
   static thread_local int cached_device = -1, resident = 0;
-  int dev = 0;
-  MARG_CUDA_TRY(cudaGetDevice(&dev));
+  // no driver call with one visible device: the dispatch asks on every launch
+  const int dev = current_device_id();
   if (dev != cached_device) {
     int sms = 0, per_sm = 0;
     MARG_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));

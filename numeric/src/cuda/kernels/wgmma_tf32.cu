@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "../cuda_check.hpp"
+#include "../stream.hpp"
 #include "cluster.cuh"
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -331,8 +332,8 @@ bool make_plan(const correlation_view<float>& c, wgmma_tf32_plan& best) {
     wgmma_tf32_plan plan{};
   };
   static thread_local memo m;
-  int dev = 0;
-  MARG_CUDA_TRY(cudaGetDevice(&dev));
+  // no driver call with one visible device: the dispatch asks on every launch
+  const int dev = current_device_id();
   const int sms = multiprocessors();
   if (m.device != dev || m.sms != sms || m.la != c.la || m.lx != c.lx || m.lout != c.lout ||
       m.lead != c.lead || m.batch != c.batch) {
@@ -363,8 +364,8 @@ bool make_plan(const correlation_view<float>& c, wgmma_tf32_plan& best) {
 cudaMemPool_t device_setup() {
   static std::mutex mutex;
   static std::vector<cudaMemPool_t> pools;
-  int dev = 0;
-  MARG_CUDA_TRY(cudaGetDevice(&dev));
+  // no driver call with one visible device: the dispatch asks on every launch
+  const int dev = current_device_id();
   const std::lock_guard<std::mutex> lock(mutex);
   if (pools.size() <= static_cast<std::size_t>(dev)) pools.resize(dev + 1, nullptr);
   if (pools[dev] == nullptr) {
@@ -403,8 +404,8 @@ bool wgmma_tf32_available() {
     bool available = false;
   };
   static thread_local memo m;
-  int dev = 0;
-  MARG_CUDA_TRY(cudaGetDevice(&dev));
+  // no driver call with one visible device: the dispatch asks on every launch
+  const int dev = current_device_id();
   if (m.device == dev) return m.available;
   int major = 0, minor = 0;
   MARG_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
