@@ -445,23 +445,11 @@ nb::object call(op kind, nb::handle a_obj, nb::handle b_obj, std::int64_t size,
   std::optional<marg::stream_view> producer;
   if (torch && cuda) producer = marg::stream_view(torch_api::get().current_stream(a.device_id));
 
-  nb::object result;  // a torch result allocated by torch, or out
-  void* data = nullptr;
-  std::int64_t incr = 1;
-  if (!out_obj.is_none() || torch) {
-    if (out_obj.is_none()) {
-      nb::tuple shape = nb::steal<nb::tuple>(PyTuple_New(l.ndim + 1));
-      for (int i = 0; i < l.ndim; ++i)
-        PyTuple_SET_ITEM(shape.ptr(), i, PyLong_FromLongLong(l.shape[i]));
-      PyTuple_SET_ITEM(shape.ptr(), l.ndim, PyLong_FromLongLong(len));
-      result = a_obj.attr(torch_api::get().new_empty)(shape);
-    } else {
-      result = nb::borrow(out_obj);
-    }
+  if (!out_obj.is_none()) {
     operand o;
     any_out o_arr;
     if (torch) {
-      o = describe_torch(fn, "out", result);
+      o = describe_torch(fn, "out", out_obj);
     } else {
       if (!nb::try_cast(out_obj, o_arr, false))
         throw nb::type_error((std::string(fn) + ": out is not a writable array").c_str());
@@ -473,11 +461,11 @@ nb::object call(op kind, nb::handle a_obj, nb::handle b_obj, std::int64_t size,
     if (!ok)
       throw nb::value_error(
           (std::string(fn) + ": out must have the result's shape, dtype and device").c_str());
-    incr = o.inc;
     for (int i = 0; i < l.ndim; ++i) l.sr[i] = o.stride[i];
-    compute(kind, m, n, a, b, l, const_cast<void*>(o.data), incr, cuda, producer);
-    return result;
+    compute(kind, m, n, a, b, l, const_cast<void*>(o.data), o.inc, cuda, producer);
+    return nb::borrow(out_obj);
   }
+  // a new result, contiguous
   std::size_t shape[max_dims + 1];
   std::int64_t st = len;
   for (int i = l.ndim - 1; i >= 0; --i) {
@@ -486,11 +474,22 @@ nb::object call(op kind, nb::handle a_obj, nb::handle b_obj, std::int64_t size,
     st *= l.shape[i];
   }
   shape[l.ndim] = static_cast<std::size_t>(len);
+  if (torch) {
+    // torch's allocator (stream-ordered on torch's stream): a contiguous
+    // tensor of a's dtype and device, so only its address is read
+    torch_api& api = torch_api::get();
+    nb::tuple dims = nb::steal<nb::tuple>(PyTuple_New(l.ndim + 1));
+    for (int i = 0; i <= l.ndim; ++i) PyTuple_SET_ITEM(dims.ptr(), i, PyLong_FromSize_t(shape[i]));
+    nb::object result = a_obj.attr(api.new_empty)(dims);
+    void* out = reinterpret_cast<void*>(nb::cast<std::uintptr_t>(result.attr(api.data_ptr)()));
+    compute(kind, m, n, a, b, l, out, 1, cuda, producer);
+    return result;
+  }
   const std::size_t bytes = static_cast<std::size_t>(l.count * len) * elem;
   // the result is computed before it is wrapped: a framework may copy the
   // buffer when it imports it (jax does for unaligned host buffers)
   auto blk = std::make_unique<block>(bytes ? bytes : elem, cuda);
-  data = blk->ptr;
+  void* data = blk->ptr;
   compute(kind, m, n, a, b, l, data, 1, cuda, producer);
   nb::capsule owner = own(std::move(blk));
   const int nd = l.ndim + 1;
