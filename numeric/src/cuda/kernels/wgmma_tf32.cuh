@@ -23,9 +23,8 @@ bool wgmma_tf32_available();
 /// @return true when launch_wgmma_tf32(c, ...) may be used
 bool wgmma_tf32_supports(const correlation_view<float>& c);
 
-/// Whether the wgmma variant is measured faster than the others for `c`
-/// (H200, bench/notes/wgmma.md: convolve and gradients at 65536; H100,
-/// bench/notes/single.md rounds 21-22 below that).
+/// Whether the wgmma variant is faster than the others for `c`
+/// (bench/notes/wgmma.md and bench/notes/single.md have the measurements).
 /// @param c the correlation
 /// @return true for single problems of >= 65536 outputs and >= 32768 taps,
 ///         or of >= 1024 taps with enough multiply-adds on the band
