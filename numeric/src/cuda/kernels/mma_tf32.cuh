@@ -419,7 +419,7 @@ __global__ void __launch_bounds__(C::threads, C::min_blocks)
 /// of a split repeats the staging and the cluster sum, which short parts do
 /// not repay (few-stage one-tile problems run slower split than unsplit,
 /// while long batched tiles keep the fill rule's splits near the best;
-/// batch_tap_split splits those too little; bench/notes/single.md).
+/// batch_tap_split's choice is slower there; bench/notes/single.md).
 inline constexpr std::int64_t mma_tf32_batch_part_stages = 8;
 
 /// Blocks sharing the s range of one tile: enough to fill `sms` multiprocessors
