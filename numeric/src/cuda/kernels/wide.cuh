@@ -6,8 +6,8 @@
 // memory. One staging round trip and one barrier per block, no cluster: the
 // tiled kernels' tap split over a cluster pays two cluster-scope releases on
 // the critical path (bench/notes/small2048.md).
-// Unit strides and 16-byte aligned operands only. Measured in
-// bench/notes/wide2048.md. Not installed.
+// Unit strides and 16-byte aligned operands only. bench/notes/wide2048.md
+// has the measurements. Not installed.
 #pragma once
 
 #include <cstdint>
