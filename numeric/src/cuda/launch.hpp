@@ -104,8 +104,8 @@ bool lane_slab_fits(const correlation_view<double>& c);
 /// batches of up to 256 taps; asked after conv_model, the cost model of float
 /// convolutions of 32-256 taps and 319-1023 outputs in launch_banded.cu,
 /// which picks among lane, warp and pairs itself; float batches of longer
-/// rows that fill the GPU's waves on the long-row kernel; bench/notes/single.md
-/// and bench/notes/lane_long.md have the measurements).
+/// rows that fill the GPU's waves on the long-row kernel; docs/kernel-notes.md has the
+/// measurements).
 /// @param c the correlation
 /// @return true to dispatch `c` to the lane variant
 bool lane_preferred(const correlation_view<float>& c);
@@ -131,7 +131,7 @@ bool pairs_supports(const correlation_view<double>& c);
 /// of full convolutions of 319-1024 outputs from 160 taps, and of gradients
 /// of 320-512); launch_banded asks it after conv_model, its cost model of
 /// float convolutions of 32-256 taps and 319-1023 outputs, and after
-/// lane_preferred (bench/notes/pairs.md, bench/notes/single.md have the
+/// lane_preferred (docs/kernel-notes.md has the
 /// measurements).
 /// @param c the correlation
 /// @return true when the pairs variant is the one to dispatch `c` to
@@ -159,7 +159,7 @@ bool wide_supports(const correlation_view<double>& c);
 /// to 4096 taps and problems of 512-2048 taps beyond 32768 outputs while
 /// taps x outputs stays small enough, where it is faster than the kernel
 /// the dispatch takes otherwise (the rule and its exceptions: wide.cu's
-/// wide_dispatch; bench/notes/wide2048.md, bench/notes/single.md have the
+/// wide_dispatch; docs/kernel-notes.md has the
 /// measurements).
 /// @param c the correlation
 /// @return true to dispatch `c` to the wide variant

@@ -46,7 +46,7 @@ struct dispatch_tuning {
   /// large_wave_float_taps (float) or long_taps (double): with fewer tiles
   /// the mid tile's four times as many tiles fill the GPU and run faster,
   /// until the taps are so many that the large tile's reuse dominates
-  /// (bench/notes/single.md has the measurements)
+  /// (docs/kernel-notes.md has the measurements)
   static constexpr std::int64_t large_from_taps = 512;
   static constexpr std::int64_t large_wave_float_taps = 1536;
   /// double batches of at most large_double_max_taps taps and at least
@@ -54,7 +54,7 @@ struct dispatch_tuning {
   /// tiles fill their waves to large_double_fill_pct %: full waves of large
   /// tiles beat the mid tile, while a partial wave (fewer tiles than a wave,
   /// or a second wave barely begun) leaves SMs idle and loses; from about 53
-  /// taps the two tie (bench/NOTES.md has the measurements)
+  /// taps the two tie (docs/kernel-notes.md has the measurements)
   static constexpr std::int64_t large_double_max_taps = 48, large_double_from_out = 6000;
   static constexpr std::int64_t large_double_fill_pct = 70;
   /// batched float full convolutions: outputs and taps per problem from which
@@ -129,7 +129,7 @@ int tap_split(const correlation_view<T>& c) {
 // whose small tile loses to mid at most such shapes. Gradients and double
 // batches of fewer problems whose mid tiles do not make one wave, and whose
 // work is small, take the small tile after all, as small's four times as
-// many tiles fill more of the GPU (bench/notes/single.md has the
+// many tiles fill more of the GPU (docs/kernel-notes.md has the
 // measurements).
 template <class T>
 bool underfilled(const correlation_view<T>& c) {
@@ -172,7 +172,7 @@ bool large_wave(const correlation_view<T>& c) {
 
 // The tile for a single problem of more than long_out outputs and at most
 // long_taps taps that no other variant takes (each tile forced beside the
-// dispatch over 3-2048 taps x 40000-1048576 outputs; bench/notes/single.md
+// dispatch over 3-2048 taps x 40000-1048576 outputs; docs/kernel-notes.md
 // has the measurements). Few taps are memory-bound there, and the large
 // tile streams best once there are enough outputs:
 // - float: small up to 65536 outputs up to 128 taps, large from 131072
@@ -197,7 +197,7 @@ kernel_variant long_out_tile(const correlation_view<T>& c) {
 
 // The tile for a single problem of more than long_taps taps that no other
 // variant takes (each tile forced beside the dispatch over 2560-49152 taps;
-// bench/notes/single.md has the measurements):
+// docs/kernel-notes.md has the measurements):
 // - double: mid (the large tile's registers and the small tile's narrow
 //   warps both cost more than they save there);
 // - float: the large tile from long_ratio outputs per tap, where its longer
@@ -225,7 +225,7 @@ kernel_variant long_taps_tile(const correlation_view<T>& c) {
 // the large tile: its R = 16 register blocking makes up for more work on the
 // band's zero triangles (a small gain); from 64 problems only, since with
 // fewer the mid tile's four times as many tiles fill the GPU better
-// (bench/notes/single.md has the measurements)
+// (docs/kernel-notes.md has the measurements)
 template <class T>
 bool batched_full_float(const correlation_view<T>& c) {
   return sizeof(T) == 4 && c.lead > 0 && c.batch >= 64 &&
@@ -272,7 +272,7 @@ bool warp_preferred(const correlation_view<T>& c) {
 /// over whole 512-output halves. The coefficients are a least-squares fit to
 /// timings on a 132-SM Hopper chip; held-out shapes check that the model
 /// picks within 5 % of the best variant far more often than fixed thresholds
-/// do (bench/notes/single.md has the measurements and the fit).
+/// do (docs/kernel-notes.md has the measurements and the fit).
 struct conv_model {
   static constexpr int min_taps = 32, max_taps = 256, min_out = 319, max_out = 1023;
   static constexpr std::int64_t min_batch = 512, batch_cap = 8192;
@@ -310,7 +310,7 @@ std::optional<kernel_variant> modelled_conv(const correlation_view<T>& c) {
 /// Rules for batches of more than 256 outputs per problem, where the tiles
 /// are not the best variant (they read off an audit of random shapes over
 /// the whole shape space, with held-out shapes to check them;
-/// bench/notes/single.md has the measurements): pairs for float problems of
+/// docs/kernel-notes.md has the measurements): pairs for float problems of
 /// up to 1023 outputs and 256 taps from 300 problems; a warp per problem for
 /// few taps in enough problems to fill the SMs with warps, whatever the
 /// outputs; the tensor-core kernels for long outputs in fewer problems.
@@ -321,13 +321,13 @@ struct batch_audit {
   /// pairs also for float gradients of more taps up to pairs_grad_out outputs from
   /// pairs_grad_batch problems, where a pair of blocks per problem beats the tiles;
   /// with fewer problems the tiles' tap split fills the GPU better, and longer
-  /// outputs go to big_grad_batch's rule (bench/NOTES.md has the measurements)
+  /// outputs go to big_grad_batch's rule (docs/kernel-notes.md has the measurements)
   static constexpr std::int64_t pairs_grad_out = 512, pairs_grad_batch = 340;
   /// float gradients of more taps and pairs_grad_out + 1 .. mma_grad_out - 1 outputs
   /// from big_grad_batch problems: lane from big_grad_lane_batch where it fits, else
   /// pairs, else lane; at such batches the tile leaves most of its block idle on
   /// these short outputs, while lane and pairs give each problem its own warps
-  /// (bench/NOTES.md has the measurements)
+  /// (docs/kernel-notes.md has the measurements)
   static constexpr std::int64_t big_grad_batch = 1500, big_grad_lane_batch = 3000;
   /// warp: up to few_taps taps from few_batch problems, or up to some_taps
   /// from some_batch (float, double), whatever the outputs: a warp per
@@ -343,7 +343,7 @@ struct batch_audit {
   /// ... and gradients of more than mma_short_taps up to mma_taps taps and
   /// mma_grad_out outputs or more from mma_grad_batch problems: there the
   /// tensor cores beat every tile that pairs does not take first; with fewer
-  /// outputs the tile is as often faster (bench/NOTES.md has the
+  /// outputs the tile is as often faster (docs/kernel-notes.md has the
   /// measurements)
   static constexpr std::int64_t mma_grad_out = 768, mma_grad_batch = 300;
   /// double mma (DMMA): from dmma_out outputs and dmma_taps taps, problems x

@@ -41,7 +41,7 @@ lane_device& current_lane_device() {
 /// float: min_grad_taps_float), gradients with at most max_out outputs.
 /// There lane beats the warp kernel; float gradients from 32 taps, since
 /// the tensor-copy kernel (kernel_banded_lane_tma) wins there too, where
-/// double's does not (bench/notes/lane.md).
+/// double's does not (docs/kernel-notes.md).
 struct lane_dispatch {
   static constexpr int batch_min = 4096;
   static constexpr int max_out = 256;
@@ -49,7 +49,7 @@ struct lane_dispatch {
   static constexpr int min_grad_taps = 48;
   static constexpr int min_grad_taps_float = 32;
   /// Ranges where lane is the fastest variant, every variant forced on
-  /// batched shapes (bench/notes/single.md): float convolutions of up to
+  /// batched shapes (docs/kernel-notes.md): float convolutions of up to
   /// conv_max_out outputs from conv_short_batch problems up to short_taps
   /// taps, conv_mid_batch up to mid_taps and batch_min up to wide_taps (at
   /// fewer problems warp or pairs win); float gradients from
@@ -217,7 +217,7 @@ bool launch_lane_tma(const correlation_view<T>& c, lane_bulk_shape s, const lane
   // a float gradient's run path, all groups at once, and a float forward of
   // at most 2 groups per SM, group 1 once group 0 landed (at Teams 1 both
   // blocks of an SM load at once). A forward of 4 groups per SM stays on
-  // Teams 1: one block per SM is slower in every order (bench/notes/lane.md)
+  // Teams 1: one block per SM is slower in every order (docs/kernel-notes.md)
   // (a forward staggers its first copies for either instance, set above)
   const int teams = sizeof(T) == 4 && (run || s.groups <= 2 * multiprocessors()) ? 2 : 1;
   CUtensorMap ma{}, mx{};
@@ -271,7 +271,7 @@ bool launch_lane_bulk(const correlation_view<T>& c, const lane_device& d, cudaSt
   // few output blocks (2 nblk < W: most compute warps idle) only where the
   // tensor-copy kernel takes them: a float run_x of 2 or 3 blocks, where it
   // still beats the cp.async kernel (splitting each block's steps over 4
-  // warps with partial slabs does not help; bench/notes/lane.md)
+  // warps with partial slabs does not help; docs/kernel-notes.md)
   if (!vec && 2 * s.nblk < lane_bulk_tuning::W)
     return sizeof(T) == 4 && s.run_x && s.nblk >= 2 && launch_lane_tma<T, Rev>(c, s, d, stream);
   if (launch_lane_tma<T, Rev>(c, s, d, stream)) return true;
@@ -343,7 +343,7 @@ void launch_lane_t(const correlation_view<T>& c, cudaStream_t stream) {
 /// of their waves of one group per SM (min_fill3_pct from 3 waves). There a
 /// lane per problem beats pairs and the tiles; gradients of more outputs
 /// lose to pairs, as do convolutions that fill only part of their last wave,
-/// whose idle SMs cost more than the lanes save (bench/notes/lane_long.md
+/// whose idle SMs cost more than the lanes save (docs/kernel-notes.md
 /// has the measurements).
 struct lane_long_dispatch {
   static constexpr int grad_max_out = 320;

@@ -481,7 +481,7 @@ struct lane_tma_plan {
   int shift;  ///< X row offset the X box is written from (its zero tail fills the next row's front)
   int len;    ///< elements of one stage (the X box's tail past the last row included)
   /// a block's first copies: groups 1, 2, ... once group 0's landed (else
-  /// all at once; other orders are slower, see bench/notes/lane.md)
+  /// all at once; other orders are slower, see docs/kernel-notes.md)
   bool stagger;
 };
 
@@ -622,7 +622,7 @@ __global__ void __launch_bounds__(32 * lane_bulk_tuning::W * Teams + 32,
                             full + st);
       // a slab no later group writes is not waited for here, so the next
       // store leaves at once (else a Teams-2 block's single copy warp stores
-      // its groups one after another; bench/notes/lane.md)
+      // its groups one after another; docs/kernel-notes.md)
       lane_store_group(c, s, g, slabs + st * (C::P * s.po), lane, freed + st, i + S < n_local);
     }
     lane_bulk_wait_read<0>();  // the slabs stay until their stores have read them

@@ -17,7 +17,7 @@
 //   (a shared queue of blocks is slower: its ends come out uneven).
 // Against the pairs kernel (a warp per problem, lanes over its blocks) every
 // lane runs one problem's exact band steps: no switch points, no rounding of
-// the lanes' steps to whole passes. bench/notes/lane_long.md has the
+// the lanes' steps to whole passes. docs/kernel-notes.md has the
 // measurements. Not installed.
 #pragma once
 
@@ -41,7 +41,7 @@ struct lane_long_tuning {
   static constexpr int max_own = 8;  ///< lane blocks per warp (nblk <= W max_own)
   static constexpr int head = 128;   ///< bytes of the barriers in front of the buffer
   /// U-step passes per trip of the step loop: 2 is the fastest of 1, 2 and 4
-  /// (bench/notes/lane_long.md)
+  /// (docs/kernel-notes.md)
   static constexpr int passes = 2;
 };
 

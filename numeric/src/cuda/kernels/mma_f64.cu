@@ -2,7 +2,7 @@
 // cores (DMMA, mma.sync m16n8k16 .f64) on the Toeplitz x Hankel form of
 // kernels/mma_f64.cuh. Handles every correlation (strides, reversed and
 // broadcast operands, any sizes and batches); the dispatch takes it where it
-// is faster than the tiled and warp kernels (bench/notes/mma_f64.md).
+// is faster than the tiled and warp kernels (docs/kernel-notes.md).
 #include "../cuda_check.hpp"
 #include "../launch.hpp"
 #include "mma_f64.cuh"
@@ -15,11 +15,11 @@ struct mma_f64_dispatch {
   /// large problems: 1 x 4 warps, 4 tiles of 128 outputs per warp (TJ = 512),
   /// 512 values of s per stage, 4 blocks/SM (faster than the 2 x 4-warp
   /// TJ 1024 tile, whose fewer blocks fill the SMs worse; found by the
-  /// scratch tuner, bench/notes/mma_f64.md)
+  /// scratch tuner, docs/kernel-notes.md)
   using big = mma_f64_tuning<16, 4, 1, 4, 512, 4>;
   /// problems of up to two 512-output tiles (batches of short problems):
   /// 2 x 2 warps, 2 tiles per warp (a TJ 1024 tile of 2 x 4 warps leaves
-  /// half its warps idle on such rows; bench/notes/mma_f64.md)
+  /// half its warps idle on such rows; docs/kernel-notes.md)
   using batched = mma_f64_tuning<16, 2, 2, 2, 256, 4>;
   static constexpr std::int64_t batched_max_out = 2 * batched::TJ;
   /// blocks per resident block slot the split aims for, the split rounded
@@ -31,7 +31,7 @@ struct mma_f64_dispatch {
   /// blocks per SM, splits 3 and 6 too (a power of two is not needed: at
   /// 1010-1521 taps split 3 gives each block one stage, split 2 two). This model
   /// picks within a few percent of the best forced split, where the fill
-  /// rule's powers of two miss often (bench/notes/single.md has the
+  /// rule's powers of two miss often (docs/kernel-notes.md has the
   /// measurements).
   static constexpr tap_split_costs big_split{.sum_taps = 64,
                                              .resident_halves = 4,
@@ -48,7 +48,7 @@ struct mma_f64_dispatch {
   /// (band_macs) over all problems, at the split of big_split, where DMMA's
   /// throughput beats the tiles; below it the tiles and the wide kernel win.
   /// This takes in single problems of >= 2048 taps and 26-30 M multiply-adds
-  /// too (bench/notes/single.md has the measurements).
+  /// too (docs/kernel-notes.md has the measurements).
   static constexpr std::int64_t few_min_macs = 24'000'000;
   /// single problems beyond long_from_out outputs, where DMMA outruns the
   /// large and mid tiles (below 16 taps or 262144 outputs the tiles win or

@@ -177,7 +177,7 @@ struct mma_f64_agent {
   // one stage: the whole run when every tile of the warp meets the band at
   // every step, else the warp's steps where some tile does, all of its tiles
   // at each (per-tile branches cost more than the extra zero products;
-  // bench/notes/mma_f64.md)
+  // docs/kernel-notes.md)
   __device__ void compute(const correlation_view<double>& c, std::int64_t J0, std::int64_t k0,
                           int nk, double (&acc)[C::NT][4]) const {
     const int warp = threadIdx.x / 32;

@@ -11,7 +11,7 @@ namespace marg::detail::cuda {
 namespace {
 
 /// Block shapes, the fastest candidates per size class (the scratch tuner's,
-/// bench/notes/mma_tf32.md): 1024 outputs per block with 256-tap
+/// docs/kernel-notes.md): 1024 outputs per block with 256-tap
 /// stages, X split once per stage and the second tap record of a k-step kept
 /// from an earlier one for large problems and for batches that fit one tile;
 /// 512 outputs with one tile per warp for mid-size; 512 with two tiles per
@@ -32,7 +32,7 @@ struct mma_tf32_dispatch {
   static constexpr int blocks_per_sm = 8;
   /// batched convolutions aim at twice as many: their tiles' work is unequal
   /// (the band's triangles) and smaller parts even it out over the SMs
-  /// (bench/notes/single.md)
+  /// (docs/kernel-notes.md)
   static constexpr int conv_batch_blocks_per_sm = 16;
   /// tap split of large tiles of equal work (gradients): 7, not 8, since 8
   /// clusters of 8 per GPC do not spread evenly over the multiprocessors at
@@ -49,7 +49,7 @@ struct mma_tf32_dispatch {
   static constexpr std::int64_t batch_taps = 384;
   /// convolutions from conv_taps taps, where pairs does not fit its shared
   /// memory and the mid tile would take them otherwise: the tensor cores
-  /// beat it there (bench/notes/single.md)
+  /// beat it there (docs/kernel-notes.md)
   static constexpr std::int64_t conv_taps = 256;
   static constexpr std::int64_t conv_out_lo = 768;
   static constexpr std::int64_t grad_out_lo = 384, grad_out_hi = 512;
@@ -78,12 +78,12 @@ bool mma_supports(const correlation_view<float>&) {
 }
 
 // Large problems, where 3xTF32 on tensor cores outruns the FMA tiles
-// (bench/notes/mma_tf32.md); not at 2048 outputs, where the fixed cost of
+// (docs/kernel-notes.md); not at 2048 outputs, where the fixed cost of
 // the split and its sum outweighs the throughput, nor for batches of small
 // problems. Single problems of 24-192 taps from 500000 outputs: there the
 // tensor cores' higher throughput beats the large tile's streaming (below 24
 // taps, at 256 and at 262144 outputs the large tile wins or ties;
-// bench/notes/single.md).
+// docs/kernel-notes.md).
 bool mma_preferred(const correlation_view<float>& c) {
   using d = mma_tf32_dispatch;
   if (c.batch == 1 && c.la >= d::few_taps_lo && c.la <= d::few_taps_hi &&

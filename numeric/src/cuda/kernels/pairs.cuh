@@ -63,13 +63,13 @@ struct pairs_tuning {
   /// steps between switch points (U divides it, it divides pass): a lane's
   /// first block is rounded up to a multiple. A whole pass per switch; half
   /// a pass adds a switch test before each half pass, which costs more than
-  /// the finer switching saves (bench/notes/pairs.md)
+  /// the finer switching saves (docs/kernel-notes.md)
   static constexpr int half = 20;
   static constexpr int max_blocks = 64;  ///< output blocks per problem (two per lane)
   /// resident blocks per SM (register bound): 4 blocks take 118 registers
   /// without spills; more blocks force fewer registers, and at 8 (one wave,
   /// 64 registers) it spills; 4 is fastest for both types
-  /// (bench/notes/pairs.md)
+  /// (docs/kernel-notes.md)
   template <class T>
   static constexpr int min_blocks = 4;
   /// resident blocks per SM the grid is sized for (launch_pairs): each warp
@@ -81,7 +81,7 @@ struct pairs_tuning {
   /// fills at least full_pct % of its rounds, else one problem per warp: a
   /// wave of 4 blocks per SM costs more than its share of a whole round, so
   /// the persistent grid wins only when its last round is nearly full
-  /// (bench/notes/pairs.md has the measurements)
+  /// (docs/kernel-notes.md has the measurements)
   static constexpr int full_pct = 90;
 };
 

@@ -1,5 +1,5 @@
 // 3xTF32 float correlation on wgmma.m64n128k8 (sm_90a); see wgmma_tf32.cuh and
-// bench/notes/wgmma.md.
+// docs/kernel-notes.md.
 //
 // In convolution form y_t = sum_K a'_K x'_{t-K} (a'_K = a_{la-1-K}, x'_p =
 // X_{p+la-1} of the correlation view), one warpgroup computes, per k-step c
@@ -300,7 +300,7 @@ bool fill_plan(wgmma_tf32_plan& p, int ns) {
 }
 
 /// The plan with the fewest rounds x (ns + 12) k-step times over the CTA slots
-/// (12: the staging of a unit, bench/notes/wgmma.md call 2).
+/// (12: the staging of a unit costs about 12 k-step times).
 bool plan_for(const correlation_view<float>& c, wgmma_tf32_plan& best) {
   wgmma_tf32_plan p{};
   p.la = c.la;
@@ -355,7 +355,7 @@ bool make_plan(const correlation_view<float>& c, wgmma_tf32_plan& best) {
 /// allocations that keep their memory between calls (release threshold
 /// unlimited; the default pool returns memory at every synchronization, and
 /// mapping the tens of MB of a large problem's workspace again on each call
-/// costs as much as a large share of the kernel; bench/notes/wgmma.md), and
+/// costs as much as a large share of the kernel; docs/kernel-notes.md), and
 /// the unit kernel's shared-memory limit for the largest unit. Pools live as
 /// long as the process. Under stream capture the allocation and the free
 /// become the graph's own memory nodes (CUDA's graph memory, kept by the
@@ -440,8 +440,7 @@ bool wgmma_tf32_supports(const correlation_view<float>& c) {
 // that the work must outweigh; above it wgmma's throughput beats the large
 // tile by up to about 3x. Gradients of at most 1.5 outputs per tap, where
 // the large tile does well, from 1.6e8. Below 2048 taps the large tile wins
-// up to about 1.3e8, wgmma from 2.5e8. bench/notes/wgmma.md and
-// bench/notes/single.md have the measurements.
+// up to about 1.3e8, wgmma from 2.5e8. docs/kernel-notes.md has the measurements.
 bool wgmma_tf32_preferred(const correlation_view<float>& c) {
   constexpr std::int64_t min_macs = 115'000'000, square_grad_min_macs = 160'000'000;
   constexpr std::int64_t short_taps_min_macs = 250'000'000;

@@ -18,7 +18,7 @@ constexpr int wide_max_taps = sizeof(T) == 4 ? 4096 : 2048;
 
 /// Shapes the dispatch sends to the variant: single problems where it is
 /// faster than the kernel the dispatch takes otherwise, by skipping the
-/// cluster's tap split (bench/notes/wide2048.md has the measurements: grids
+/// cluster's tap split (docs/kernel-notes.md has the measurements: grids
 /// of 16-2048 taps and 256-32768 outputs in both types and both ops). Where
 /// it is not, the rule keeps the tiled kernels:
 /// - convolutions with few taps, whose small tile wastes little on the band:
@@ -32,7 +32,7 @@ constexpr int wide_max_taps = sizeof(T) == 4 ? 4096 : 2048;
 /// the range it is checked on.
 /// Float problems of 2049-4096 taps take it while taps x outputs stays within
 /// 2^26 (convolutions) or 9e7 (gradients); beyond, the large tile's reuse
-/// wins (bench/notes/single.md).
+/// wins (docs/kernel-notes.md).
 /// Beyond 32768 outputs, problems of 512-2048 taps while taps x outputs
 /// stays within 6e7 in float, 2.1e7 (convolutions) or 4.5e7 (gradients) in
 /// double, where it beats the large tile and DMMA; at 256 taps the mid tile
@@ -68,7 +68,7 @@ struct wide_dispatch {
   /// double problems of this many multiply-adds on the band (band_macs) go
   /// on to the DMMA kernel, at its modelled split: from there the FP64
   /// tensor cores' throughput beats the wide kernel's FMA (around 30 M the
-  /// two tie; bench/notes/single.md has the measurements)
+  /// two tie; docs/kernel-notes.md has the measurements)
   static constexpr std::int64_t dmma_band_macs = 40'000'000;
 };
 

@@ -5,8 +5,8 @@
 // reduce-scatter of shuffles) and across warps through 2 KB of shared
 // memory. One staging round trip and one barrier per block, no cluster: the
 // tiled kernels' tap split over a cluster pays two cluster-scope releases on
-// the critical path (bench/notes/small2048.md).
-// Unit strides and 16-byte aligned operands only. bench/notes/wide2048.md
+// the critical path (docs/kernel-notes.md).
+// Unit strides and 16-byte aligned operands only. docs/kernel-notes.md
 // has the measurements. Not installed.
 #pragma once
 
