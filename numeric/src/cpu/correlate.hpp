@@ -65,20 +65,15 @@ struct tuning {
   static constexpr std::int64_t simd_chunk = 64;
   /// outputs up to which problems of fewer than simd_min_taps taps sum on the
   /// stack straight from their operands (banded_cpu.cpp, run_tiny): there a
-  /// problem's fixed costs (scratch vectors, zeroing, copies) outweighed its
-  /// multiply-adds (65536 problems of 6 x 6 took 2x the plain loop's time).
-  /// ns per problem, old path / run_tiny:
-  /// float convolve 12 x 12 121 / 50, grad_p 8 x 8 50 / 21, convolve 100 x 6
-  /// 133 / 103; up to 1024 outputs run_tiny was not faster at 1000
-  /// (float convolve 1000 x 15 1890 / 2409), so longer
-  /// outputs keep correlate_direct
+  /// problem's fixed costs (scratch vectors, zeroing, copies) outweigh its
+  /// multiply-adds; at around a thousand outputs run_tiny is no longer
+  /// faster, so longer outputs keep correlate_direct
   static constexpr std::int64_t tiny_max_out = 128;
   /// outputs per block of run_tiny: two 32-byte vectors of double sums
   static constexpr int tiny_block = 8;
-  /// outputs up to which run_tiny sums blocks in registers; beyond, one axpy
-  /// per tap over all outputs (sweep_design.txt, ns: float grad_p 15 x 15
-  /// blocks 53 against a dot product per output 130; grad_p 40 x 6 blocks
-  /// 59, axpys 44)
+  /// outputs up to which run_tiny sums blocks in registers (faster than a
+  /// dot product per output); beyond, one axpy per tap over all outputs,
+  /// which is faster there
   static constexpr std::int64_t tiny_blocks_up_to = 32;
   /// problems with fewer multiply-adds than this run on one thread
   static constexpr std::int64_t parallel_min_work = std::int64_t{1} << 20;

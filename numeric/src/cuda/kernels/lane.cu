@@ -251,16 +251,11 @@ bool launch_lane_tma(const correlation_view<T>& c, lane_bulk_shape s, const lane
 /// are staged element by element, or, rows back to back, as one run per
 /// group read in place (lane_bulk_shape::run_x): taken when the output
 /// blocks keep at least half the compute warps busy or, with run_x, for
-/// double. H200, bench_cuda, µs, against the cp.async kernel: float grad_p /
-/// grad_q 16384 x 64 element copies 11.5 against 11.5, run_x 9.3 against
-/// 11.6 (forward 10.0 on that machine); with 2 blocks (grad_q 8192 x 128 x
-/// 32) run_x float 8.8 against 8.4, double 10.9 against 13.4 (float: the
-/// tensor-copy kernel takes it, 7.6 against 8.4).
+/// double; with fewer blocks the cp.async kernel is as fast or faster in
+/// float (where the tensor-copy kernel takes such shapes anyway).
 /// Where the operands allow tensor copies, kernel_banded_lane_tma runs
-/// instead (launch_lane_tma; H200, bench_cuda, µs, against this kernel:
-/// float convolve 16384 x 64 8.9 against 9.3, grad_p / grad_q 8.9 against
-/// 9.3, 8192 x 128 x 32 float convolve 7.0 against 7.3, double grad_q 10.6
-/// against 10.9).
+/// instead (launch_lane_tma), slightly faster than this kernel: two tensor
+/// copies per group fill their own zero padding, with no per-thread copy loops.
 /// @return false when it does not run `c` (then the cp.async kernel does)
 template <class T, bool Rev>
 bool launch_lane_bulk(const correlation_view<T>& c, const lane_device& d, cudaStream_t stream) {

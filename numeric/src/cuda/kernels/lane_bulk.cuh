@@ -560,7 +560,7 @@ __device__ __forceinline__ void lane_tma_stage(const lane_bulk_shape& s, const l
 /// Teams: teams of W compute warps, team h computing the block's groups h,
 /// h + Teams, ... (Teams = 2, S = 4: one block per SM with up to 4 groups
 /// staged in the order pl.stagger gives, instead of 2 blocks of 2 groups
-/// each: H200, faster for a gradient's run path and for 2 groups per SM,
+/// each: faster for a gradient's run path and for 2 groups per SM,
 /// slower for a forward of 4 groups per SM, see launch_lane_tma); S: stages
 /// (a block of at most S groups never refills one).
 template <class T, bool Rev, bool Run, int Teams = 1, int S = 2>

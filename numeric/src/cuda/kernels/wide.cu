@@ -67,7 +67,7 @@ struct wide_dispatch {
   static constexpr std::int64_t long_out_conv_area = is_float ? 60'000'000 : 21'000'000;
   /// double problems of this many multiply-adds on the band (band_macs) go
   /// on to the DMMA kernel, at its modelled split: from there the FP64
-  /// tensor cores' throughput beats the wide kernel's FMA (around 30 M the
+  /// tensor cores' throughput beats the wide kernel's FMA (near 30 M the
   /// two tie; docs/kernel-notes.md has the measurements)
   static constexpr std::int64_t dmma_band_macs = 40'000'000;
 };
