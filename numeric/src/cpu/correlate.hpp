@@ -28,22 +28,20 @@ inline T mul_add(T a, T b, T c) {
 #endif
 }
 
-/// Tile sizes and thresholds of the CPU backend, in one place. Paths by
-/// measurement (one thread, AMD EPYC with AVX2): fewer
+/// Tile sizes and thresholds of the CPU backend, in one place, each the
+/// faster path on one thread of an AVX2 x86-64 core: fewer
 /// taps than simd_min_taps the direct loop; else the register tiles up to
 /// simd_max_conv_work / simd_max_grad_work multiply-adds or where the shorter side is below
 /// blocked_min; else the block-Toeplitz product.
 struct tuning {
   /// taps below which the direct (axpy) loop beats the register tiles or
-  /// ties (us: float convolve 8 taps x 1007
-  /// outputs direct 1.55, tiles 1.52; 16 x 1015 2.30 / 1.44; double convolve
-  /// 32 x 1031 4.69 / 5.87; double gradient 48 x 1000 5.66 / 5.26)
+  /// ties: a tile's set-up is not repaid by so few taps (docs/kernel-notes.md,
+  /// CPU backend)
   template <class T>
   static constexpr std::int64_t simd_min_taps = sizeof(T) == 4 ? 16 : 48;
   /// multiply-adds (la x lout) up to which the register tiles beat the
-  /// block-Toeplitz product (sweep.txt, us): convolutions (float 2048 x 2048
-  /// tiles 166-184, blocks 213-390; 4096: 647-656 / 509-511) and gradients
-  /// (float 512 taps x 1000 outputs 23.4 / 32.6, 256 x 4000 50.2 / 38.8)
+  /// block-Toeplitz product; gradients cross over at less work than
+  /// convolutions (docs/kernel-notes.md, CPU backend)
   static constexpr std::int64_t simd_max_conv_work = std::int64_t{1} << 23;
   static constexpr std::int64_t simd_max_grad_work = std::int64_t{1} << 19;
   /// min(la, lout) below which the block-Toeplitz product is not used

@@ -180,7 +180,7 @@ bool launch_lane_tma(const correlation_view<T>& c, lane_bulk_shape s, const lane
   using C = lane_tuning;
   constexpr int V = 16 / static_cast<int>(sizeof(T));
   const bool run = s.run_x;
-  // a box starts at a 16-byte column (H200: illegal instruction otherwise),
+  // a box starts at a 16-byte column (a tensor copy from another column faults),
   // so the reversed taps' front padding must be whole 16-byte units
   if (c.a_batch <= 0 || c.a_batch % V != 0 || !aligned16(taps_row(c)) || s.pa > 256 ||
       s.off_a % V != 0)
