@@ -385,7 +385,8 @@ __device__ __forceinline__ void lane_finish_group(const correlation_view<T>& c,
 /// Compute warps never wait for each other: warp w takes output block w of
 /// even groups and W - 1 - w of odd ones (every warp does the same work over
 /// two groups of a full convolution). Run: s.run_x (x read in place, scalar
-/// loads; a separate instance keeps the other shapes' code as it was).
+/// loads; a separate instance leaves the other shapes' code generation
+/// untouched).
 /// Float: a hint of 2 blocks per SM (the most its shared memory allows at
 /// 16384 x 64) lets ptxas use 79-84 registers instead of 72 with 36-40
 /// bytes of spills, which is faster.

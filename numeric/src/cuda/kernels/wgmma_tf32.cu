@@ -398,7 +398,8 @@ cudaMemPool_t device_setup() {
 
 bool wgmma_tf32_available() {
   // a device's answer never changes: asked once per host thread and device
-  // (two attribute queries and a function query were ~µs on every dispatch)
+  // (two attribute queries and a function query are driver calls, too slow to
+  // repeat on every dispatch)
   struct memo {
     int device = -1;
     bool available = false;
