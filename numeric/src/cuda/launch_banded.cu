@@ -30,8 +30,7 @@ struct dispatch_tuning {
   /// warp_late_batch problems, float gradients of warp_grad_taps-
   /// warp_grad_mid_taps taps (and as many outputs) from warp_late_batch and
   /// of more from warp_grad_wide_batch, where the tiles or DMMA win below
-  /// (a warp per problem then has too much work per warp; with half as many
-  /// outputs the warp stays faster)
+  /// those batches (with half as many outputs the warp stays faster)
   static constexpr std::int64_t warp_late_batch = 1024, warp_double_conv_taps = 64;
   static constexpr std::int64_t warp_grad_taps = 160, warp_grad_mid_taps = 192;
   static constexpr std::int64_t warp_grad_wide_batch = 3072;
@@ -70,7 +69,7 @@ struct dispatch_tuning {
   /// (the batch fills the GPU, so the wider tile's reuse wins); double
   /// from double_batched_mid_from_out and float gradients of at least
   /// float_grad_mid_taps taps from float_grad_mid_from_out in batches of
-  /// float_grad_mid_batch, where the mid tile's reuse pays off sooner
+  /// float_grad_mid_batch, where mid already beats the small tile
   static constexpr std::int64_t mid_from_out = 384;
   static constexpr std::int64_t batched_mid_from_out = 256, batched_mid_from_batch = 64;
   static constexpr std::int64_t double_batched_mid_from_out = 128;
@@ -104,9 +103,8 @@ struct dispatch_tuning {
 
 // blocks sharing the taps of a tile: for single problems enough blocks to
 // fill the GPU, never more than a tile has stages; for batches the modelled
-// split of batch_tap_split, since the fill rule over-splits batches whose
-// tiles already fill much of the GPU and then pays the cluster sum for
-// nothing
+// split of batch_tap_split: the fill rule splits batches more than pays,
+// as every part repeats the staging and the cluster sum
 template <class C, class T>
 int tap_split(const correlation_view<T>& c) {
   const std::int64_t tiles = tiles_of<C>(c);
@@ -125,7 +123,7 @@ int tap_split(const correlation_view<T>& c) {
 // small tile: narrower warps waste less on the band's zero triangles, and
 // more tiles need less tap splitting; gradients have no triangles and stay
 // on mid. Not in batches of 256-383 taps, nor of 16 or fewer problems from
-// 512 taps, where mid's fewer, longer stages win, nor in double batches,
+// 512 taps, where mid wins, nor in double batches,
 // whose small tile loses to mid at most such shapes. Gradients and double
 // batches of fewer problems whose mid tiles do not make one wave, and whose
 // work is small, take the small tile after all, as small's four times as
@@ -198,11 +196,9 @@ kernel_variant long_out_tile(const correlation_view<T>& c) {
 // The tile for a single problem of more than long_taps taps that no other
 // variant takes (each tile forced beside the dispatch over 2560-49152 taps;
 // docs/kernel-notes.md has the measurements):
-// - double: mid (the large tile's registers and the small tile's narrow
-//   warps both cost more than they save there);
-// - float: the large tile from long_ratio outputs per tap, where its longer
-//   rows amortize the taps (for convolutions only up to long_large_max_taps
-//   taps: beyond, the band's zero triangles outweigh it), and for gradients
+// - double: mid (large and small lose to it everywhere there);
+// - float: the large tile from long_ratio outputs per tap (for convolutions
+//   only up to long_large_max_taps taps: beyond, mid is faster), and for gradients
 //   whose outputs are at most 1.5x their taps; otherwise convolutions below
 //   long_small_below_out outputs take small, whose more tiles fill the GPU,
 //   the rest mid.
@@ -320,13 +316,12 @@ struct batch_audit {
   static constexpr std::int64_t pairs_max_out = 1023, pairs_batch = 300, pairs_taps = 256;
   /// pairs also for float gradients of more taps up to pairs_grad_out outputs from
   /// pairs_grad_batch problems, where a pair of blocks per problem beats the tiles;
-  /// with fewer problems the tiles' tap split fills the GPU better, and longer
+  /// with fewer problems the tiles win as often, and longer
   /// outputs go to big_grad_batch's rule (docs/kernel-notes.md has the measurements)
   static constexpr std::int64_t pairs_grad_out = 512, pairs_grad_batch = 340;
   /// float gradients of more taps and pairs_grad_out + 1 .. mma_grad_out - 1 outputs
   /// from big_grad_batch problems: lane from big_grad_lane_batch where it fits, else
-  /// pairs, else lane; at such batches the tile leaves most of its block idle on
-  /// these short outputs, while lane and pairs give each problem its own warps
+  /// pairs, else lane: at such batches lane and pairs beat the tiles
   /// (docs/kernel-notes.md has the measurements)
   static constexpr std::int64_t big_grad_batch = 1500, big_grad_lane_batch = 3000;
   /// warp: up to few_taps taps from few_batch problems, or up to some_taps

@@ -14,12 +14,11 @@ namespace {
 struct mma_f64_dispatch {
   /// large problems: 1 x 4 warps, 4 tiles of 128 outputs per warp (TJ = 512),
   /// 512 values of s per stage, 4 blocks/SM (faster than the 2 x 4-warp
-  /// TJ 1024 tile, whose fewer blocks fill the SMs worse; found by the
-  /// scratch tuner, docs/kernel-notes.md)
+  /// TJ 1024 tile in the scratch tuner's runs, docs/kernel-notes.md)
   using big = mma_f64_tuning<16, 4, 1, 4, 512, 4>;
   /// problems of up to two 512-output tiles (batches of short problems):
-  /// 2 x 2 warps, 2 tiles per warp (a TJ 1024 tile of 2 x 4 warps leaves
-  /// half its warps idle on such rows; docs/kernel-notes.md)
+  /// 2 x 2 warps, 2 tiles per warp (a TJ 1024 tile of 2 x 4 warps is half
+  /// empty on rows of 512; docs/kernel-notes.md)
   using batched = mma_f64_tuning<16, 2, 2, 2, 256, 4>;
   static constexpr std::int64_t batched_max_out = 2 * batched::TJ;
   /// blocks per resident block slot the split aims for, the split rounded
@@ -38,8 +37,8 @@ struct mma_f64_dispatch {
                                              .max_blocks_per_sm = big::min_blocks,
                                              .powers_of_two = false};
   /// preferred from these outputs and taps per problem and this much work in
-  /// all (below, the tiles' lower start-up cost wins, and short batched rows
-  /// go to the warp kernel)
+  /// all (below, the tiles win, and batches of short rows go to the warp
+  /// kernel)
   static constexpr std::int64_t min_out = 512;
   static constexpr std::int64_t min_taps = 512;
   static constexpr std::int64_t min_work = std::int64_t{1} << 26;
@@ -52,7 +51,7 @@ struct mma_f64_dispatch {
   static constexpr std::int64_t few_min_macs = 24'000'000;
   /// single problems beyond long_from_out outputs, where DMMA outruns the
   /// large and mid tiles (below 16 taps or 262144 outputs the tiles win or
-  /// tie: memory-bound, or too little work per tile): from long_min_taps
+  /// tie): from long_min_taps
   /// taps, long_min_out outputs and long_min_work taps x outputs, or from
   /// long_mid_taps taps, long_mid_min_out outputs and long_mid_work, or from
   /// long_few_taps taps and long_few_min_out outputs
@@ -67,8 +66,7 @@ struct mma_f64_dispatch {
   /// batch_wide_work in batches of batch_wide_min; below that work the mid
   /// tile is faster. Not for gradients of at most batch_warp_taps taps from
   /// batch_warp_from problems, where warp or lane win, nor for gradients of
-  /// fewer than batch_grad_min_out outputs, whose short rows leave most of a
-  /// DMMA tile empty.
+  /// fewer than batch_grad_min_out outputs, where warp wins.
   static constexpr std::int64_t batch_min_taps = 160;
   static constexpr std::int64_t batch_min = 128, batch_min_work = 6'000'000;
   static constexpr std::int64_t batch_wide_min = 64, batch_wide_work = 12'000'000;

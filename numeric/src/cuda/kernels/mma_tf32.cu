@@ -78,10 +78,10 @@ bool mma_supports(const correlation_view<float>&) {
 }
 
 // Large problems, where 3xTF32 on tensor cores outruns the FMA tiles
-// (docs/kernel-notes.md); not at 2048 outputs, where the fixed cost of
-// the split and its sum outweighs the throughput, nor for batches of small
+// (docs/kernel-notes.md); not at 2048 outputs, where the FMA tiles are
+// faster, nor for batches of small
 // problems. Single problems of 24-192 taps from 500000 outputs: there the
-// tensor cores' higher throughput beats the large tile's streaming (below 24
+// tensor cores beat the large tile (below 24
 // taps, at 256 and at 262144 outputs the large tile wins or ties;
 // docs/kernel-notes.md).
 bool mma_preferred(const correlation_view<float>& c) {

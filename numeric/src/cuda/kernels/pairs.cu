@@ -20,8 +20,7 @@ constexpr std::int64_t pairs_max_smem = 48 * 1024;
 /// taps up to grad_max. There it beats the mma kernel and the large tile
 /// (docs/kernel-notes.md has the measurements).
 struct pairs_dispatch {
-  /// from 512 problems, where the pairs fill the GPU without a tap split
-  /// (with fewer, the large tile wins; docs/kernel-notes.md)
+  /// from 512 problems (with fewer, the large tile wins; docs/kernel-notes.md)
   static constexpr int batch_min = 512;
   /// full convolutions from conv_min_taps taps and conv_out_lo outputs
   /// (below 160 taps at about 2 la outputs warp or the tiles win; lane
@@ -31,8 +30,7 @@ struct pairs_dispatch {
   // (convolutions of 32-256 taps and 319-1023 outputs are decided before
   // this by launch_banded.cu's cost model, conv_model)
   /// gradients of grad_out_lo..grad_max outputs and grad_min_taps..grad_max
-  /// taps, where a pair of blocks per problem beats the tiles, whose short
-  /// rows leave warps idle (docs/kernel-notes.md)
+  /// taps, where it beats the mid tile (docs/kernel-notes.md)
   static constexpr int grad_out_lo = 320;
   static constexpr int grad_min_taps = 256;
   static constexpr int grad_max = 512;

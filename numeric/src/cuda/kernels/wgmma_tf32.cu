@@ -437,8 +437,8 @@ bool wgmma_tf32_supports(const correlation_view<float>& c) {
 
 // Single problems from 65536 outputs and 32768 taps, where wgmma outruns the
 // mma kernel about twofold, and from 2048 taps once the band holds 1.15e8
-// multiply-adds: wgmma has a fixed cost (its plan, workspace and split sum)
-// that the work must outweigh; above it wgmma's throughput beats the large
+// multiply-adds: wgmma has a fixed cost at any size that the work must
+// outweigh; above it wgmma's throughput beats the large
 // tile by up to about 3x. Gradients of at most 1.5 outputs per tap, where
 // the large tile does well, from 1.6e8. Below 2048 taps the large tile wins
 // up to about 1.3e8, wgmma from 2.5e8. docs/kernel-notes.md has the measurements.
