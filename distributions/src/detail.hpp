@@ -160,8 +160,8 @@ inline void check_probability_at(const char* function, const char* name, std::si
 
 /// Divides r by its long double total when the total drifted from 1 by more
 /// than 16 epsilon of T (see algebra.hpp); leaves it untouched otherwise.
-/// Long results run on the worker threads (the 100,001 long double divisions
-/// of a large sum took ~0.4 ms on one thread); the total is summed per chunk
+/// Long results run on the worker threads (a large sum's 100,001 long double
+/// divisions are slow, long double having no vector form); the total is summed per chunk
 /// of 8192, chunks in a fixed order, so it does not depend on the thread count.
 template <class T>
 void renormalize_if_drifted(T* r, std::int64_t n) {

@@ -37,9 +37,9 @@ struct options {
   bool check = false;
 };
 
-// the largest N accepted: its sum took 107 s on the 2-core development
-// machine under load (N = 100,000: 1.2 s; the cost grows about as N^2), so
-// the default --max-seconds stops it with a message
+// the largest N accepted: the cost grows about as N^2, so at this N the sum
+// runs for minutes on a small machine and the default --max-seconds stops it
+// with a message
 constexpr std::int64_t max_trials = 1000000;
 
 options parse(int argc, char** argv) {

@@ -47,7 +47,8 @@ void correlate_direct(const correlation<T>& c) {
 namespace {
 
 // GCC's predictive commoning (-O3) keeps each X value of one tap for the
-// next, in scalar registers shuffled into vectors: 5x slower than reloading
+// next, in scalar registers shuffled into vectors: far slower than reloading
+// (docs/kernel-notes.md, CPU backend)
 #if defined(__GNUC__) && !defined(__clang__)
 #define MARG_RELOAD_WINDOWS [[gnu::noinline, gnu::optimize("no-predictive-commoning")]]
 #else

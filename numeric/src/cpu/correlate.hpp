@@ -28,22 +28,20 @@ inline T mul_add(T a, T b, T c) {
 #endif
 }
 
-/// Tile sizes and thresholds of the CPU backend, in one place. Paths by
-/// measurement (one thread, AMD EPYC with AVX2): fewer
+/// Tile sizes and thresholds of the CPU backend, in one place, each the
+/// faster path on one thread of an AVX2 x86-64 core: fewer
 /// taps than simd_min_taps the direct loop; else the register tiles up to
 /// simd_max_conv_work / simd_max_grad_work multiply-adds or where the shorter side is below
 /// blocked_min; else the block-Toeplitz product.
 struct tuning {
   /// taps below which the direct (axpy) loop beats the register tiles or
-  /// ties (us: float convolve 8 taps x 1007
-  /// outputs direct 1.55, tiles 1.52; 16 x 1015 2.30 / 1.44; double convolve
-  /// 32 x 1031 4.69 / 5.87; double gradient 48 x 1000 5.66 / 5.26)
+  /// ties: a tile's set-up is not repaid by so few taps (docs/kernel-notes.md,
+  /// CPU backend)
   template <class T>
   static constexpr std::int64_t simd_min_taps = sizeof(T) == 4 ? 16 : 48;
   /// multiply-adds (la x lout) up to which the register tiles beat the
-  /// block-Toeplitz product (sweep.txt, us): convolutions (float 2048 x 2048
-  /// tiles 166-184, blocks 213-390; 4096: 647-656 / 509-511) and gradients
-  /// (float 512 taps x 1000 outputs 23.4 / 32.6, 256 x 4000 50.2 / 38.8)
+  /// block-Toeplitz product; gradients cross over at less work than
+  /// convolutions (docs/kernel-notes.md, CPU backend)
   static constexpr std::int64_t simd_max_conv_work = std::int64_t{1} << 23;
   static constexpr std::int64_t simd_max_grad_work = std::int64_t{1} << 19;
   /// min(la, lout) below which the block-Toeplitz product is not used
@@ -65,20 +63,15 @@ struct tuning {
   static constexpr std::int64_t simd_chunk = 64;
   /// outputs up to which problems of fewer than simd_min_taps taps sum on the
   /// stack straight from their operands (banded_cpu.cpp, run_tiny): there a
-  /// problem's fixed costs (scratch vectors, zeroing, copies) outweighed its
-  /// multiply-adds (65536 problems of 6 x 6 took 2x the plain loop's time).
-  /// ns per problem, old path / run_tiny:
-  /// float convolve 12 x 12 121 / 50, grad_p 8 x 8 50 / 21, convolve 100 x 6
-  /// 133 / 103; up to 1024 outputs run_tiny was not faster at 1000
-  /// (float convolve 1000 x 15 1890 / 2409), so longer
-  /// outputs keep correlate_direct
+  /// problem's fixed costs (scratch vectors, zeroing, copies) outweigh its
+  /// multiply-adds; at around a thousand outputs run_tiny is no longer
+  /// faster, so longer outputs keep correlate_direct
   static constexpr std::int64_t tiny_max_out = 128;
   /// outputs per block of run_tiny: two 32-byte vectors of double sums
   static constexpr int tiny_block = 8;
-  /// outputs up to which run_tiny sums blocks in registers; beyond, one axpy
-  /// per tap over all outputs (sweep_design.txt, ns: float grad_p 15 x 15
-  /// blocks 53 against a dot product per output 130; grad_p 40 x 6 blocks
-  /// 59, axpys 44)
+  /// outputs up to which run_tiny sums blocks in registers (faster than a
+  /// dot product per output); beyond, one axpy per tap over all outputs,
+  /// which is faster there
   static constexpr std::int64_t tiny_blocks_up_to = 32;
   /// problems with fewer multiply-adds than this run on one thread
   static constexpr std::int64_t parallel_min_work = std::int64_t{1} << 20;

@@ -1,6 +1,6 @@
 // Persistent worker threads for parallel_chunks: starting threads on every call
-// cost as much as the work for mid-size problems (2048 x 2048 ran no faster on
-// two threads than on one).
+// costs as much as the work for mid-size problems (a 2048 x 2048 product would
+// gain nothing from a second thread).
 #include <marg/numeric/parallel.hpp>
 
 #include <atomic>

@@ -58,8 +58,8 @@ bool mma_supports(const correlation_view<float>& c);
 /// @copydoc mma_supports(const correlation_view<float>&)
 bool mma_supports(const correlation_view<double>& c);
 
-/// Whether launch_banded takes the tensor-core variant for `c` (measured
-/// faster than the tiled and warp variants for this shape).
+/// Whether launch_banded takes the tensor-core variant for `c` (faster than
+/// the tiled and warp variants for this shape).
 /// @param c the correlation
 /// @return true to dispatch `c` to the mma variant
 bool mma_preferred(const correlation_view<float>& c);
@@ -92,8 +92,8 @@ bool lane_supports(const correlation_view<float>& c);
 bool lane_supports(const correlation_view<double>& c);
 
 /// Whether the lane kernels with a group output slab (kernels/lane.cuh,
-/// lane_bulk.cuh) can run `c`: the kernels round 28's model of float
-/// convolutions was fitted on (launch_banded.cu, conv_model).
+/// lane_bulk.cuh) can run `c`: the kernels the cost model of float
+/// convolutions describes (launch_banded.cu, conv_model).
 /// @param c the correlation
 /// @return true when launch_lane runs `c` on one of them
 bool lane_slab_fits(const correlation_view<float>& c);
@@ -101,11 +101,11 @@ bool lane_slab_fits(const correlation_view<float>& c);
 bool lane_slab_fits(const correlation_view<double>& c);
 
 /// Whether launch_banded takes the lane-per-problem variant for `c` (large
-/// batches of up to 256 taps; asked after round 28's model of float
-/// convolutions of 32-256 taps and 319-1023 outputs, which picks among lane,
-/// warp and pairs itself: bench/notes/single.md rounds 24 and 28; float
-/// batches of longer rows that fill the GPU's waves on the long-row kernel:
-/// bench/notes/lane_long.md).
+/// batches of up to 256 taps; asked after conv_model, the cost model of float
+/// convolutions of 32-256 taps and 319-1023 outputs in launch_banded.cu,
+/// which picks among lane, warp and pairs itself; float batches of longer
+/// rows that fill the GPU's waves on the long-row kernel; docs/kernel-notes.md has the
+/// measurements).
 /// @param c the correlation
 /// @return true to dispatch `c` to the lane variant
 bool lane_preferred(const correlation_view<float>& c);
@@ -127,12 +127,12 @@ bool pairs_supports(const correlation_view<float>& c);
 /// @copydoc pairs_supports(const correlation_view<float>&)
 bool pairs_supports(const correlation_view<double>& c);
 
-/// Whether the paired-block variant measured faster than the others for
-/// `c` (float batches of full convolutions of 319-1024 outputs from 160
-/// taps, and of gradients of 320-512; launch_banded asks it after round 28's
-/// model of float convolutions of 32-256 taps and 319-1023 outputs and after
-/// lane_preferred: bench/notes/pairs.md, bench/notes/single.md rounds 24 and
-/// 28).
+/// Whether the paired-block variant is the fastest for `c` (float batches
+/// of full convolutions of 319-1024 outputs from 160 taps, and of gradients
+/// of 320-512); launch_banded asks it after conv_model, its cost model of
+/// float convolutions of 32-256 taps and 319-1023 outputs, and after
+/// lane_preferred (docs/kernel-notes.md has the
+/// measurements).
 /// @param c the correlation
 /// @return true when the pairs variant is the one to dispatch `c` to
 bool pairs_preferred(const correlation_view<float>& c);
@@ -157,9 +157,10 @@ bool wide_supports(const correlation_view<double>& c);
 /// Whether launch_banded takes the wide-tile variant for `c`: single
 /// problems of up to 2048 taps and 64-32768 outputs, float problems of up
 /// to 4096 taps and problems of 512-2048 taps beyond 32768 outputs while
-/// taps x outputs stays small enough, where it measured faster than the
-/// kernel the dispatch takes otherwise (the rule and its exceptions: wide.cu's
-/// wide_dispatch; bench/notes/wide2048.md, bench/notes/single.md).
+/// taps x outputs stays small enough, where it is faster than the kernel
+/// the dispatch takes otherwise (the rule and its exceptions: wide.cu's
+/// wide_dispatch; docs/kernel-notes.md has the
+/// measurements).
 /// @param c the correlation
 /// @return true to dispatch `c` to the wide variant
 bool wide_preferred(const correlation_view<float>& c);

@@ -21,20 +21,16 @@ namespace {
 /// Thresholds of the dispatch, in one place.
 struct dispatch_tuning {
   /// warp per problem: batches of at least this many problems, or of
-  /// warp_short_from_batch with at most warp_short_taps taps ... (H100,
-  /// bench/notes/single.md round 23: at 256 problems of 64-256 the tiles win,
-  /// 256 x 128 convolve small 2.34 us against warp 4.63; of 32 warp wins;
-  /// at 512 of 48-96 warp wins, 512 x 96 double grad_p 3.41 against 5.77)
+  /// warp_short_from_batch with at most warp_short_taps taps ... (the warps
+  /// of a large batch fill the GPU without tiles' tap splitting, and short
+  /// problems waste most of a tile; with fewer problems the tiles win)
   static constexpr std::int64_t warp_from_batch = 512;
   static constexpr std::int64_t warp_short_from_batch = 256, warp_short_taps = 32;
   /// ... but double convolutions of more than warp_double_conv_taps taps from
   /// warp_late_batch problems, float gradients of warp_grad_taps-
   /// warp_grad_mid_taps taps (and as many outputs) from warp_late_batch and
   /// of more from warp_grad_wide_batch, where the tiles or DMMA win below
-  /// (round 24: 512 x 128 double convolve mid 4.16 against warp 6.73; 512 x
-  /// 192 float grad_p mid 4.35 against 6.32; 2048 x 256 mid 14.30 against
-  /// 17.52; with half as many outputs warp stays: 2560 x 224 taps x 112
-  /// outputs 9.09 against small 13.37)
+  /// those batches (with half as many outputs the warp stays faster)
   static constexpr std::int64_t warp_late_batch = 1024, warp_double_conv_taps = 64;
   static constexpr std::int64_t warp_grad_taps = 160, warp_grad_mid_taps = 192;
   static constexpr std::int64_t warp_grad_wide_batch = 3072;
@@ -42,26 +38,22 @@ struct dispatch_tuning {
   static constexpr std::int64_t warp_max_out = 256;
   static constexpr std::int64_t warp_max_taps = 256;
   /// outputs per problem from which the large tile (TJ = 1024) is used
-  /// (measured, H200: at 2048 the mid tile takes 4.5-4.9 us, the large 5.9)
+  /// (below, the mid tile's four times as many tiles fill more SMs)
   static constexpr std::int64_t large_from_out = 8192;
   /// ... and taps per problem from which it is used, when its tiles make at
   /// least half a wave over the multiprocessors or the taps are more than
-  /// large_wave_float_taps (float) or long_taps (double) (round 35, H100,
-  /// bench/notes/single.md: with fewer, mid's four times as many tiles ran
-  /// faster: 0.47-0.76x large's time at 32 of 32 float shapes of call 3
-  /// within those taps, 0.58-1.02x at 12 double (2 float gradients of 609
-  /// taps x 15653 outputs, 32 large tiles: mid 0.47x); from 1599 float
-  /// taps mid was slower by > 5 % at 11 of 13; held out, call 4: faster by
-  /// >= 5 % at 43 of 44)
+  /// large_wave_float_taps (float) or long_taps (double): with fewer tiles
+  /// the mid tile's four times as many tiles fill the GPU and run faster,
+  /// until the taps are so many that the large tile's reuse dominates
+  /// (docs/kernel-notes.md has the measurements)
   static constexpr std::int64_t large_from_taps = 512;
   static constexpr std::int64_t large_wave_float_taps = 1536;
   /// double batches of at most large_double_max_taps taps and at least
   /// large_double_from_out outputs per problem take the large tile when its
-  /// tiles fill their waves to large_double_fill_pct % (round 40, H100,
-  /// bench/NOTES.md, calls 10-13: where they filled >= 73 %, 0.77-0.99x the
-  /// mid tile's time at 70 of 70 shapes, e.g. grad_p 113 x 16 taps x 57468
-  /// 87.9 us against 103.3; at 27-67 % (fewer tiles than a wave, or a second
-  /// wave barely begun) 1.05-1.19x at 11 of 11; from 53 taps they tie)
+  /// tiles fill their waves to large_double_fill_pct %: full waves of large
+  /// tiles beat the mid tile, while a partial wave (fewer tiles than a wave,
+  /// or a second wave barely begun) leaves SMs idle and loses; from about 53
+  /// taps the two tie (docs/kernel-notes.md has the measurements)
   static constexpr std::int64_t large_double_max_taps = 48, large_double_from_out = 6000;
   static constexpr std::int64_t large_double_fill_pct = 70;
   /// batched float full convolutions: outputs and taps per problem from which
@@ -69,17 +61,15 @@ struct dispatch_tuning {
   static constexpr std::int64_t large_batched_from_out = 768;
   static constexpr std::int64_t large_batched_from_taps = 384;
   /// batched float gradients of at least this many taps and outputs from
-  /// large_grad_batch problems (round 24: 1024 x 1024 grad_p large 56.4 us
-  /// against mid 74.3, 256 x 2048 61.8 against 71.9; at 16-128 problems mid
-  /// won some: 128 x 1536 22.0 against 35.2)
+  /// large_grad_batch problems, where the large tile's register blocking
+  /// wins; with fewer problems the mid tile's more tiles fill the GPU better
   static constexpr std::int64_t large_grad_from = 1024, large_grad_batch = 256;
   /// outputs per problem from which the mid tile (TJ = 256) is used, and
   /// from batched_mid_from_out in batches of batched_mid_from_batch or more
-  /// (round 23: 256 x 256 grad_p mid 2.84 us against small 5.66); double
-  /// from double_batched_mid_from_out (round 24: 256 x 128 double convolve
-  /// mid 2.85 against small 5.88) and float gradients of at least
+  /// (the batch fills the GPU, so the wider tile's reuse wins); double
+  /// from double_batched_mid_from_out and float gradients of at least
   /// float_grad_mid_taps taps from float_grad_mid_from_out in batches of
-  /// float_grad_mid_batch (256 x 192 grad_p mid 2.77 against small 5.59)
+  /// float_grad_mid_batch, where mid already beats the small tile
   static constexpr std::int64_t mid_from_out = 384;
   static constexpr std::int64_t batched_mid_from_out = 256, batched_mid_from_batch = 64;
   static constexpr std::int64_t double_batched_mid_from_out = 128;
@@ -89,16 +79,16 @@ struct dispatch_tuning {
   /// batched_mid_from_batch problems whose mid tiles are fewer than the
   /// multiprocessors take the small tile ("underfilled") up to
   /// few_tiles_max_taps taps and few_tiles_macs (float, double)
-  /// multiply-adds in all (round 34, H100, bench/notes/single.md)
+  /// multiply-adds in all: there the small tile's more tiles fill the GPU
   static constexpr std::int64_t few_tiles_max_taps = 1024;
   static constexpr std::int64_t few_tiles_float_macs = std::int64_t{4} << 20;
   static constexpr std::int64_t few_tiles_double_macs = std::int64_t{3} << 19;
   /// blocks per multiprocessor the tap split aims for
   static constexpr std::int64_t blocks_per_sm = 4;
   /// the float mid tile's costs in batch_tap_split's model: its cluster sum
-  /// costs two stages and two resident blocks fill an SM (round 36, H100,
-  /// bench/notes/single.md: the default constants split float 3 x 1181 taps
-  /// x 8871 outputs in four, 1.65x slower than no split)
+  /// costs two stages and two resident blocks fill an SM (with the default
+  /// costs the model splits long float batches of few problems that run
+  /// faster unsplit)
   static constexpr tap_split_costs float_mid_split{.sum_taps = 2 * std::int64_t{tiled_mid_f::KC},
                                                    .resident_halves = 4};
   /// single problems of more taps than this, or of more outputs than
@@ -113,10 +103,8 @@ struct dispatch_tuning {
 
 // blocks sharing the taps of a tile: for single problems enough blocks to
 // fill the GPU, never more than a tile has stages; for batches the modelled
-// split of batch_tap_split (round 25, H100: where the fill rule split, a
-// smaller split was faster by more than 5 % at 291 of 430 batched tile
-// shapes, up to 2.05x: float grad_p 160 problems of 136 taps x 272 outputs,
-// small tile split 2 5.52 us against split 1 2.69)
+// split of batch_tap_split: the fill rule splits batches more than pays,
+// as every part repeats the staging and the cluster sum
 template <class C, class T>
 int tap_split(const correlation_view<T>& c) {
   const std::int64_t tiles = tiles_of<C>(c);
@@ -133,18 +121,14 @@ int tap_split(const correlation_view<T>& c) {
 
 // full convolutions (lead > 0) whose mid tiles cannot fill the GPU take the
 // small tile: narrower warps waste less on the band's zero triangles, and
-// more tiles need less tap splitting (measured, H200, 2048: small 4.8 us,
-// mid 5.0; gradients have no triangles and stay on mid, 4.5 against 4.8).
-// Not in batches of 256-383 taps, nor of 16 or fewer problems from 512 taps,
-// where mid wins (H100, bench/notes/single.md round 23: 64 x 256 double
-// convolve mid 3.33 against small 6.39, 16 x 512 float 2.84 against 4.16;
-// 64 x 1024 float small 11.46 against mid 13.62, 128 x 384 small 5.66
-// against mid 7.24), nor in double batches, whose small tile lost to mid
-// at most such shapes (round 24: 64 x 160 convolve mid 3.27 against 4.92).
-// Gradients and double batches of fewer problems whose mid tiles do not
-// make one wave, and whose work is small, take the small tile after all
-// (round 34, H100, bench/notes/single.md: at such shapes mid took 1.1-1.4x
-// small's time, as small's four times as many tiles fill more of the GPU).
+// more tiles need less tap splitting; gradients have no triangles and stay
+// on mid. Not in batches of 256-383 taps, nor of 16 or fewer problems from
+// 512 taps, where mid wins, nor in double batches,
+// whose small tile loses to mid at most such shapes. Gradients and double
+// batches of fewer problems whose mid tiles do not make one wave, and whose
+// work is small, take the small tile after all, as small's four times as
+// many tiles fill more of the GPU (docs/kernel-notes.md has the
+// measurements).
 template <class T>
 bool underfilled(const correlation_view<T>& c) {
   using d = dispatch_tuning;
@@ -185,18 +169,15 @@ bool large_wave(const correlation_view<T>& c) {
 }
 
 // The tile for a single problem of more than long_out outputs and at most
-// long_taps taps that no other variant takes (H100, bench/notes/single.md
-// round 22: 3-2048 taps x 40000-1048576 outputs, each tile forced beside the
-// dispatch). Few taps are memory-bound there, and the large tile streams best
-// once there are enough outputs:
-// - float: small up to 65536 outputs up to 128 taps (grad_p 64 x 65536 2.20
-//   us against mid 2.49), large from 131072 below 128 taps and from 262144
-//   at 128-511 (grad_p 3 x 262144 3.39 against mid 4.82), large from 512
-//   taps, else mid (256 x 131072 4.41, large 5.76);
-// - double: small at 32-64 taps up to 65536 outputs (2.31 against mid
-//   2.51), large from 256 taps (256 x 65536 4.16 against mid 4.86) and below
-//   16 taps from a million outputs (15.3 against 17.5), else mid (128 x
-//   40000 2.75 against small 4.98: the "underfilled" rule's choice).
+// long_taps taps that no other variant takes (each tile forced beside the
+// dispatch over 3-2048 taps x 40000-1048576 outputs; docs/kernel-notes.md
+// has the measurements). Few taps are memory-bound there, and the large
+// tile streams best once there are enough outputs:
+// - float: small up to 65536 outputs up to 128 taps, large from 131072
+//   below 128 taps and from 262144 at 128-511, large from 512 taps, else mid;
+// - double: small at 32-64 taps up to 65536 outputs, large from 256 taps
+//   and below 16 taps from a million outputs, else mid (the "underfilled"
+//   rule's choice).
 template <class T>
 kernel_variant long_out_tile(const correlation_view<T>& c) {
   const std::int64_t out = c.lout, taps = c.la;
@@ -213,17 +194,14 @@ kernel_variant long_out_tile(const correlation_view<T>& c) {
 }
 
 // The tile for a single problem of more than long_taps taps that no other
-// variant takes (H100, bench/notes/single.md round 21: 2560-49152 taps,
-// each tile forced beside the dispatch):
-// - double: mid (large and small lost everywhere there: convolve 3072 x 8192
-//   mid 6.21 us, small 6.71, large 8.83);
-// - float: the large tile from long_ratio outputs per tap (convolve 3072 x
-//   32768 10.32 against mid 12.47; for convolutions only up to 4096 taps:
-//   4608 x 28000 large 16.04, mid 11.92), and for gradients whose outputs
-//   are at most 1.5x their taps (grad_p 8192 10.08 against mid 10.80); otherwise
-//   convolutions below long_small_below_out outputs take small (6144 x 12287
-//   7.11 against mid 8.63, large 10.10), the rest mid (convolve 8192 x 16383
-//   9.37 against large 14.03; grad_p 5120 x 16384 11.74 against 16.04).
+// variant takes (each tile forced beside the dispatch over 2560-49152 taps;
+// docs/kernel-notes.md has the measurements):
+// - double: mid (large and small lose to it everywhere there);
+// - float: the large tile from long_ratio outputs per tap (for convolutions
+//   only up to long_large_max_taps taps: beyond, mid is faster), and for gradients
+//   whose outputs are at most 1.5x their taps; otherwise convolutions below
+//   long_small_below_out outputs take small, whose more tiles fill the GPU,
+//   the rest mid.
 template <class T>
 kernel_variant long_taps_tile(const correlation_view<T>& c) {
   using d = dispatch_tuning;
@@ -241,10 +219,9 @@ kernel_variant long_taps_tile(const correlation_view<T>& c) {
 
 // batches of float full convolutions whose problem fits one large tile take
 // the large tile: its R = 16 register blocking makes up for more work on the
-// band's zero triangles (measured, H200, 4096 pairs of 512, one run: large
-// 127.6 us, mid 130.1; a small gain, within about twice run-to-run noise)
-// (from 64 problems: at 16 the mid tile wins, 16 x 512 2.84 us against 5.29;
-// H100, bench/notes/single.md round 23)
+// band's zero triangles (a small gain); from 64 problems only, since with
+// fewer the mid tile's four times as many tiles fill the GPU better
+// (docs/kernel-notes.md has the measurements)
 template <class T>
 bool batched_full_float(const correlation_view<T>& c) {
   return sizeof(T) == 4 && c.lead > 0 && c.batch >= 64 &&
@@ -282,19 +259,16 @@ bool warp_preferred(const correlation_view<T>& c) {
   return c.batch >= from;
 }
 
-/// Round 28's model of float convolutions of min_taps-max_taps taps and
+/// A cost model of float convolutions of min_taps-max_taps taps and
 /// min_out-max_out outputs from min_batch problems, where pairs, lane and warp each
 /// win somewhere and their ratios follow how full their last waves are.
 /// ln(t_v / t_pairs) = c0 + c1 ln(lane fill) + c2 ln(pairs fill) + c3 ln(la)
 /// + c4 ln(lout / la) + c5 ln(min(batch, 8192)) for v = lane, warp; lane
 /// fill: groups of 32 problems over the SMs' first waves, pairs fill: lout
-/// over whole 512-output halves. Least squares on 306 shapes (H100,
-/// bench/notes/single.md round 28: 278 with a lane column, rms 0.105 and
-/// 0.112 in ln); fitted on the 166 of rounds 24-27 alone it chose within
-/// 5 % of the best at 126 of 140 held-out shapes against 68 for the rules
-/// it replaces (3500 x 120 taps x 600 outputs lane 22.0 us against pairs
-/// 29.9, 6000 x 40 x 400 pairs 15.3 against lane 21.3, 3000 x 40 x 576
-/// warp 12.4 against pairs 16.7).
+/// over whole 512-output halves. The coefficients are a least-squares fit to
+/// timings on a 132-SM Hopper chip; held-out shapes check that the model
+/// picks within 5 % of the best variant far more often than fixed thresholds
+/// do (docs/kernel-notes.md has the measurements and the fit).
 struct conv_model {
   static constexpr int min_taps = 32, max_taps = 256, min_out = 319, max_out = 1023;
   static constexpr std::int64_t min_batch = 512, batch_cap = 8192;
@@ -303,7 +277,7 @@ struct conv_model {
   static constexpr double warp[6] = {-1.6686, -0.1255, 0.6362, 0.2446, 0.0896, 0.0789};
 };
 
-// the variant of round 28's model, or none outside its range (conv_model)
+// the variant of conv_model, or none outside its range
 template <class T>
 std::optional<kernel_variant> modelled_conv(const correlation_view<T>& c) {
   using d = conv_model;
@@ -329,64 +303,50 @@ std::optional<kernel_variant> modelled_conv(const correlation_view<T>& c) {
   return std::nullopt;
 }
 
-/// Round 32's rules for batches of more than 256 outputs per problem, where a
-/// random audit of the whole shape space found the tiles 1.2-3.4x slower than
-/// the best variant (H100, bench/notes/single.md round 32: 170 random shapes
-/// 51 % within 5 % of the best column, 300 more in the regions of the
-/// misses; these rules read off them): pairs for float problems of up to
-/// 1023 outputs and 256 taps from 300 problems (grad_p 2097 x 79 taps x 284
-/// outputs 6.8 us against mid 21.2); a warp per problem for few taps in
-/// enough problems to fill the SMs with warps, whatever the outputs (float
-/// convolve 3529 x 15 x 2127 38.3 against 113.6, double grad_p 12861 x 15
-/// x 277 28.6 against 97.1); the tensor-core kernels for long outputs in
-/// fewer problems (float grad_p 448 x 22 x 57036 205 against 400, double
-/// grad_p 18 x 293 x 37277 19.2 against 31.9). Held out (call 11, 150 new
-/// random shapes): 57 % within 5 % of the best variant, geometric mean
-/// 1.082, where the old dispatch read 50-51 % and 1.16-1.19.
+/// Rules for batches of more than 256 outputs per problem, where the tiles
+/// are not the best variant (they read off an audit of random shapes over
+/// the whole shape space, with held-out shapes to check them;
+/// docs/kernel-notes.md has the measurements): pairs for float problems of
+/// up to 1023 outputs and 256 taps from 300 problems; a warp per problem for
+/// few taps in enough problems to fill the SMs with warps, whatever the
+/// outputs; the tensor-core kernels for long outputs in fewer problems.
 struct batch_audit {
   /// outputs per problem from which these rules apply: where warp_preferred stops
   static constexpr std::int64_t min_out = dispatch_tuning::warp_max_out + 1;
   static constexpr std::int64_t pairs_max_out = 1023, pairs_batch = 300, pairs_taps = 256;
   /// pairs also for float gradients of more taps up to pairs_grad_out outputs from
-  /// pairs_grad_batch problems (round 41, H100, bench/NOTES.md: held out, 0.82x the old
-  /// choice at 41 shapes, none slower by 5 %, e.g. grad_p 5302 x 409 x 295 54.5 us against
-  /// mid 98.2; at 308-321 problems the tiles won 3 of 5; at 513-767 outputs pairs was
-  /// slower by 9-13 % at 4 of 13, all from 345-1061 problems: see big_grad_batch)
+  /// pairs_grad_batch problems, where a pair of blocks per problem beats the tiles;
+  /// with fewer problems the tiles win as often, and longer
+  /// outputs go to big_grad_batch's rule (docs/kernel-notes.md has the measurements)
   static constexpr std::int64_t pairs_grad_out = 512, pairs_grad_batch = 340;
   /// float gradients of more taps and pairs_grad_out + 1 .. mma_grad_out - 1 outputs
   /// from big_grad_batch problems: lane from big_grad_lane_batch where it fits, else
-  /// pairs, else lane (round 43, H100, bench/NOTES.md; read off round 41's 89 shapes
-  /// there: of the 23 it moves, 22 faster by > 5 %, none slower, geometric mean
-  /// 0.641x, e.g. grad_p 3983 x 277 x 521 lane 37.1 us against mid 90.5; at 861-1340
-  /// problems pairs took 0.72-1.13x the tile's time)
+  /// pairs, else lane: at such batches lane and pairs beat the tiles
+  /// (docs/kernel-notes.md has the measurements)
   static constexpr std::int64_t big_grad_batch = 1500, big_grad_lane_batch = 3000;
   /// warp: up to few_taps taps from few_batch problems, or up to some_taps
-  /// from some_batch (float, double), whatever the outputs (call 13: still
-  /// the best variant at 40000, double grad_p 700 x 20 x 40000 304.6 us
-  /// against mid 477.2)
+  /// from some_batch (float, double), whatever the outputs: a warp per
+  /// problem streams few taps at any length, and the problems alone fill
+  /// the SMs with warps
   static constexpr std::int64_t few_taps = 64, few_batch_f = 880, few_batch_d = 600;
   static constexpr std::int64_t some_taps = 128, some_batch_f = 2000, some_batch_d = 1800;
   /// float mma: from mma_out outputs and mma_batch problems, problems x
   /// outputs from mma_work, up to mma_short_taps taps, or up to mma_taps
-  /// from mma_long_out outputs (between, the tiles won as often as mma:
-  /// calls 9-10, grad_p 169 x 499 x 5737 mid 1.3x faster, grad_p 121 x 408
-  /// x 38265 mma 1.39x)
+  /// from mma_long_out outputs (between, the tiles win as often as mma)
   static constexpr std::int64_t mma_out = 1024, mma_batch = 8, mma_work = 250'000;
   static constexpr std::int64_t mma_short_taps = 192, mma_long_out = 16384, mma_taps = 1024;
   /// ... and gradients of more than mma_short_taps up to mma_taps taps and
-  /// mma_grad_out outputs or more from mma_grad_batch problems (round 40,
-  /// H100, bench/NOTES.md: at 193-1024 taps x 786-1005 outputs from 300
-  /// problems mma took 0.52-0.80x the tile taken at 18 of 18 shapes pairs
-  /// did not take first, e.g. grad_p 7752 x 328 x 959 138.4 us against mid
-  /// 267.7; at 548-759 outputs it was faster by > 5 % at 3 of 19 and slower
-  /// by > 5 % at 6)
+  /// mma_grad_out outputs or more from mma_grad_batch problems: there the
+  /// tensor cores beat every tile that pairs does not take first; with fewer
+  /// outputs the tile is as often faster (docs/kernel-notes.md has the
+  /// measurements)
   static constexpr std::int64_t mma_grad_out = 768, mma_grad_batch = 300;
   /// double mma (DMMA): from dmma_out outputs and dmma_taps taps, problems x
   /// outputs from dmma_work
   static constexpr std::int64_t dmma_out = 2048, dmma_taps = 128, dmma_work = 40'000;
 };
 
-// the variant of round 32's rules, or none outside them (batch_audit)
+// the variant of batch_audit's rules, or none outside them
 template <class T>
 std::optional<kernel_variant> audited_batch(const correlation_view<T>& c) {
   using d = batch_audit;
@@ -395,7 +355,7 @@ std::optional<kernel_variant> audited_batch(const correlation_view<T>& c) {
   if (batch < 2 || out < d::min_out) return std::nullopt;
   const bool pairs_short =
       out <= d::pairs_max_out && batch >= d::pairs_batch && taps <= d::pairs_taps;
-  // float gradients of more taps than pairs_short takes (rounds 41 and 43)
+  // float gradients of more taps than pairs_short takes (pairs_grad, big_grad_*)
   const bool long_grad = is_float && c.lead == 0 && taps > d::pairs_taps;
   const bool pairs_grad = long_grad && out <= d::pairs_grad_out && batch >= d::pairs_grad_batch;
   if (is_float && (pairs_short || pairs_grad) && pairs_supports(c)) return kernel_variant::pairs;

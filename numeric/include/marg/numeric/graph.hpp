@@ -6,7 +6,7 @@
 /// On the CUDA backend, `capture_calls` records the kernels that the calls
 /// enqueue on one stream (CUDA stream capture) without running them, and
 /// `call_graph::replay` launches all of them with one graph launch: the
-/// per-call host cost (~3 µs per kernel launch) is paid once per replay, not
+/// per-call host cost of each kernel launch is paid once per replay, not
 /// once per call. On the CPU backend the calls are kept and run again at each
 /// replay. Either way the pointers are fixed at capture: replays read the
 /// inputs' current values and write the same outputs, so those buffers must

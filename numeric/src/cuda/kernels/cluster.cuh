@@ -111,11 +111,11 @@ struct tap_split_costs {
 /// modelled time, (taps of the longest part + the cluster sum when split) x
 /// max(1, blocks / (resident_halves / 2 blocks per SM)). A part is whole
 /// stages and every block repeats the staging and the sum, so a split pays
-/// only where it shortens the longest part and the tiles are few (H100,
-/// bench/notes/single.md rounds 24-25: within 5 % of the best forced split
-/// at 202 of 211 DMMA shapes and 719 of 823 FMA-tile shapes, the fill rule
-/// of tap_split_for at 96 and 542; the float mid tile's own constants are
-/// round 36's, the DMMA tile's of more than 1024 outputs round 37's).
+/// only where it shortens the longest part and the tiles are few. The model
+/// picks within 5 % of the best forced split far more often than
+/// tap_split_for's fill rule (docs/kernel-notes.md, FMA tiles and tensor
+/// cores); the float mid tile and the DMMA tile of more than 1024 outputs
+/// have their own constants.
 /// @param tiles output tiles of all problems
 /// @param span taps one tile reads
 /// @param stage taps per shared-memory stage
@@ -124,7 +124,7 @@ struct tap_split_costs {
 /// @return the split, 1..max_tap_split
 inline int batch_tap_split(std::int64_t tiles, std::int64_t span, std::int64_t stage, int sms,
                            const tap_split_costs& costs) {
-  static constexpr int candidates[] = {1, 2, 3, 4, 6, 8};  // the splits measured
+  static constexpr int candidates[] = {1, 2, 3, 4, 6, 8};  // the splits the model is fitted on
   const std::int64_t stages = (span + stage - 1) / stage;
   std::int64_t best_time = -1;
   int best = 1;
@@ -145,7 +145,7 @@ inline int batch_tap_split(std::int64_t tiles, std::int64_t span, std::int64_t s
   return best;
 }
 
-/// batch_tap_split with the cluster sum costing one stage (rounds 24-25).
+/// batch_tap_split with the cluster sum costing one stage.
 inline int batch_tap_split(std::int64_t tiles, std::int64_t span, std::int64_t stage, int sms) {
   return batch_tap_split(tiles, span, stage, sms, {.sum_taps = stage});
 }

@@ -36,40 +36,35 @@ lane_device& current_lane_device() {
 }
 
 /// Thresholds of the preference: batches from batch_min problems (enough
-/// groups of 32 to fill the GPU; fewer where round 24 measured it) of at
+/// groups of 32 to fill the GPU; fewer where the lanes still win) of at
 /// least min_conv_taps taps (convolutions) or min_grad_taps (gradients;
 /// float: min_grad_taps_float), gradients with at most max_out outputs.
-/// Measured, H200, bench_cuda (lane against the warp kernel): 16384 x 64 float convolve 12.1
-/// against 14.6 us, grad_p 11.6 / 14.1, double 18.5 / 22.1 and 17.0 / 21.8; 8192 pairs of 128 and
-/// 32 float convolve 8.0 / 12.6, double 11.7 / 15.1, but grad_p (32 taps, no triangle) float 7.26
-/// / 7.30 and double 10.7 / 9.2 on the cp.async kernel. Since the tensor-copy kernel
-/// (kernel_banded_lane_tma) that grad_p is float 6.75 / 7.33, double 9.32 / 9.21 (H200 gpu-check of
-/// a8e371a): float gradients from 32 taps.
+/// There lane beats the warp kernel; float gradients from 32 taps, since
+/// the tensor-copy kernel (kernel_banded_lane_tma) wins there too, where
+/// double's does not (docs/kernel-notes.md).
 struct lane_dispatch {
   static constexpr int batch_min = 4096;
   static constexpr int max_out = 256;
   static constexpr int min_conv_taps = 16;
   static constexpr int min_grad_taps = 48;
   static constexpr int min_grad_taps_float = 32;
-  /// Round 24 (H100, bench/notes/single.md, every variant forced on 812
-  /// batched shapes): float convolutions of up to conv_max_out outputs from
-  /// conv_short_batch problems up to short_taps taps, conv_mid_batch up to
-  /// mid_taps and batch_min up to wide_taps (8192 x 192 taps 21.5 us against
-  /// 91.5 on the mid tile, 2048 x 96 4.61 against warp 7.17; at 1024
-  /// problems warp or pairs win); float gradients from grad_short_batch
-  /// problems up to short_taps and at mid_low_taps-mid_taps taps (2048 x 192
-  /// 11.36 against warp 13.66; at 96-128 taps warp wins below 4096); double
-  /// from batch_min up to mid_taps taps, with at most 2 x mid_taps outputs
-  /// (convolutions) or mid_taps (gradients) (4096 x 192 convolve 28.8
-  /// against DMMA 32.3 and the mid tile 57.6); gradients of more than
+  /// Ranges where lane is the fastest variant, every variant forced on
+  /// batched shapes (docs/kernel-notes.md): float convolutions of up to
+  /// conv_max_out outputs from conv_short_batch problems up to short_taps
+  /// taps, conv_mid_batch up to mid_taps and batch_min up to wide_taps (at
+  /// fewer problems warp or pairs win); float gradients from
+  /// grad_short_batch problems up to short_taps and at mid_low_taps-mid_taps
+  /// taps (at 96-128 taps warp wins below 4096 problems); double from
+  /// batch_min up to mid_taps taps, with at most 2 x mid_taps outputs
+  /// (convolutions) or mid_taps (gradients); gradients of more than
   /// double_grad_taps taps only with double_grad_min_out outputs or more
-  /// (6144 x 176 taps x 88 outputs warp 21.2 against lane 28.0).
+  /// (with fewer, a lane holds too little work and warp wins).
   static constexpr int short_taps = 64, mid_low_taps = 129, mid_taps = 192, wide_taps = 256;
   static constexpr int conv_short_batch = 2048, conv_mid_batch = 1536, grad_short_batch = 2048;
   static constexpr int conv_max_out = 511;
   // float convolutions of 32-256 taps and 319-1023 outputs from 512
-  // problems are decided before this by round 28's model (launch_banded.cu,
-  // conv_model), which also picks lane beyond 511 outputs
+  // problems are decided before this by launch_banded.cu's cost model
+  // (conv_model), which also picks lane beyond 511 outputs
   static constexpr int double_grad_taps = 128, double_grad_min_out = 128;
 };
 
@@ -185,7 +180,7 @@ bool launch_lane_tma(const correlation_view<T>& c, lane_bulk_shape s, const lane
   using C = lane_tuning;
   constexpr int V = 16 / static_cast<int>(sizeof(T));
   const bool run = s.run_x;
-  // a box starts at a 16-byte column (H200: illegal instruction otherwise),
+  // a box starts at a 16-byte column (a tensor copy from another column faults),
   // so the reversed taps' front padding must be whole 16-byte units
   if (c.a_batch <= 0 || c.a_batch % V != 0 || !aligned16(taps_row(c)) || s.pa > 256 ||
       s.off_a % V != 0)
@@ -208,8 +203,8 @@ bool launch_lane_tma(const correlation_view<T>& c, lane_bulk_shape s, const lane
     s.px = lane_pitch<T>((c.lead + c.lx + C::R + 3 - s.t_base + C::G - 1) / C::G * C::G);
     if (s.px > 256) return false;
     pl.len = s.buffer() + pl.shift;
-    // group 0's copies first: H200, float convolve 16384 x 64 9.3 -> 9.0 us
-    // (the gradients' run path measured 9.1 -> 9.4 with it: not there)
+    // group 0's copies first: a forward's blocks then start computing sooner
+    // (the gradients' run path is slower with it: not there)
     pl.stagger = true;
   }
   pl.coord_x = run ? C::P * c.lx : 0;
@@ -219,12 +214,10 @@ bool launch_lane_tma(const correlation_view<T>& c, lane_bulk_shape s, const lane
       (std::int64_t{C::P} * s.pa + (run ? std::int64_t{pl.nbox} * lane_box_run : C::P * s.px)) *
       sizeof(T));
   // Teams 2 (one block per SM, 2 teams of compute warps, up to 4 groups):
-  // a float gradient's run path, all groups at once (H200, grad_p / grad_q
-  // 16384 x 64 8.9 -> 8.7 us, graph20 grad_p 8.33 -> 7.90), and a float
-  // forward of at most 2 groups per SM, group 1 once group 0 landed (8192 x
-  // 128 x 32 7.1 -> 6.8: at Teams 1 both blocks of an SM load at once). A
-  // forward of 4 groups per SM stays on Teams 1: one block per SM measured
-  // 0.5-1.4 us slower in every order (bench/notes/lane.md, round 9)
+  // a float gradient's run path, all groups at once, and a float forward of
+  // at most 2 groups per SM, group 1 once group 0 landed (at Teams 1 both
+  // blocks of an SM load at once). A forward of 4 groups per SM stays on
+  // Teams 1: one block per SM is slower in every order (docs/kernel-notes.md)
   // (a forward staggers its first copies for either instance, set above)
   const int teams = sizeof(T) == 4 && (run || s.groups <= 2 * multiprocessors()) ? 2 : 1;
   CUtensorMap ma{}, mx{};
@@ -238,7 +231,7 @@ bool launch_lane_tma(const correlation_view<T>& c, lane_bulk_shape s, const lane
                         static_cast<std::uint64_t>(c.batch), static_cast<std::uint64_t>(c.x_batch),
                         static_cast<unsigned>(s.px), C::P))
     return false;
-  // (Teams 2 float only: its double instances spill and were not measured)
+  // (Teams 2 float only: its double instances spill and are not benchmarked)
   if constexpr (sizeof(T) == 4)
     if (teams == 2 && (run ? launch_tma_with<T, false, true, 2, 4>(c, s, pl, ma, mx, d, stream)
                            : launch_tma_with<T, Rev, false, 2, 4>(c, s, pl, ma, mx, d, stream)))
@@ -248,28 +241,21 @@ bool launch_lane_tma(const correlation_view<T>& c, lane_bulk_shape s, const lane
 }
 
 /// The kernel of kernels/lane_bulk.cuh when every block gets at most two
-/// groups with all blocks resident at once (no stage refills). H200, bench_cuda
-/// against the cp.async kernel, µs: float convolve 16384 x 64 (two groups per
-/// block) 9.0 against 12.2, bcast 8.3 against 11.4; 8192 pairs of 128 and 32
-/// (one group per block) float 6.7 against 7.9, double (two) 9.9 against
-/// 11.8. The kernel also refills stages when a block has more groups, but
-/// that measured slower (double 16384 x 64, four groups per block: 20.3
-/// against 18.5) and racecheck flags it (the copy warp's cp.async into a
-/// stage is ordered with the compute warps' reads by mbarriers only).
+/// groups with all blocks resident at once (no stage refills): its copy
+/// warp overlaps the staging with the compute, which beats the cp.async
+/// kernel there. The kernel also refills stages when a block has more
+/// groups, but that is slower and racecheck flags it (the copy warp's
+/// cp.async into a stage is ordered with the compute warps' reads by
+/// mbarriers only).
 /// Operand rows that are not 16-byte runs (a gradient's x of 2n - 1 values)
 /// are staged element by element, or, rows back to back, as one run per
 /// group read in place (lane_bulk_shape::run_x): taken when the output
 /// blocks keep at least half the compute warps busy or, with run_x, for
-/// double. H200, bench_cuda, µs, against the cp.async kernel: float grad_p /
-/// grad_q 16384 x 64 element copies 11.5 against 11.5, run_x 9.3 against
-/// 11.6 (forward 10.0 on that machine); with 2 blocks (grad_q 8192 x 128 x
-/// 32) run_x float 8.8 against 8.4, double 10.9 against 13.4 (float: the
-/// tensor-copy kernel takes it, 7.6 against 8.4).
+/// double; with fewer blocks the cp.async kernel is as fast or faster in
+/// float (where the tensor-copy kernel takes such shapes anyway).
 /// Where the operands allow tensor copies, kernel_banded_lane_tma runs
-/// instead (launch_lane_tma; H200, bench_cuda, µs, against this kernel:
-/// float convolve 16384 x 64 8.9 against 9.3, grad_p / grad_q 8.9 against
-/// 9.3, 8192 x 128 x 32 float convolve 7.0 against 7.3, double grad_q 10.6
-/// against 10.9).
+/// instead (launch_lane_tma), slightly faster than this kernel: two tensor
+/// copies per group fill their own zero padding, with no per-thread copy loops.
 /// @return false when it does not run `c` (then the cp.async kernel does)
 template <class T, bool Rev>
 bool launch_lane_bulk(const correlation_view<T>& c, const lane_device& d, cudaStream_t stream) {
@@ -278,10 +264,9 @@ bool launch_lane_bulk(const correlation_view<T>& c, const lane_device& d, cudaSt
   if (c.la <= 0 || c.lx <= 0 || bytes > d.max_smem) return false;
   const bool vec = s.vec_a && (s.vec_x || (s.run_x && sizeof(T) == 8));
   // few output blocks (2 nblk < W: most compute warps idle) only where the
-  // tensor-copy kernel takes them: a float run_x of 2 or 3 blocks (H200,
-  // bench_cuda, grad_q 8192 x 128 x 32, Teams 2: 7.57 / 7.65 against 8.42 /
-  // 8.41 us on the cp.async kernel; splitting each block's steps over 4
-  // warps with partial slabs took 7.73 / 7.87, bench/notes/lane.md round 10)
+  // tensor-copy kernel takes them: a float run_x of 2 or 3 blocks, where it
+  // still beats the cp.async kernel (splitting each block's steps over 4
+  // warps with partial slabs does not help; docs/kernel-notes.md)
   if (!vec && 2 * s.nblk < lane_bulk_tuning::W)
     return sizeof(T) == 4 && s.run_x && s.nblk >= 2 && launch_lane_tma<T, Rev>(c, s, d, stream);
   if (launch_lane_tma<T, Rev>(c, s, d, stream)) return true;
@@ -350,14 +335,11 @@ void launch_lane_t(const correlation_view<T>& c, cudaStream_t stream) {
 /// Where the long-row kernel (kernels/lane_long.cuh) is preferred: float
 /// problems the slab kernels cannot hold, convolutions and gradients of at
 /// most grad_max_out outputs, whose groups of 32 fill at least min_fill_pct %
-/// of their waves of one group per SM (min_fill3_pct from 3 waves). Measured
-/// (H100, 60 shapes of 265-512 taps, bench/notes/lane_long.md): 4096 pairs of
-/// 512 convolve 49.1 us against pairs 55.5; 8673 x 476 taps x 1102 outputs
-/// 166 against mid 335; gradients of more outputs lose to pairs (8177 x 361 x
-/// 462: 85.2 against 74.0), as do convolutions filling half their last wave
-/// (4428 x 439 x 968: 92.1 against 70.4). Held out (52 shapes): the 24 it
-/// moved took 0.701x the old library's time in geometric mean, none slower
-/// by > 5 %; at 513-700 taps it was 2.0-2.5x the next best variant.
+/// of their waves of one group per SM (min_fill3_pct from 3 waves). There a
+/// lane per problem beats pairs and the tiles; gradients of more outputs
+/// lose to pairs, as do convolutions that fill only part of their last wave,
+/// whose idle SMs cost more than the lanes save (docs/kernel-notes.md
+/// has the measurements).
 struct lane_long_dispatch {
   static constexpr int grad_max_out = 320;
   static constexpr int min_fill_pct = 75, min_fill3_pct = 65;
@@ -384,7 +366,7 @@ bool lane_preferred_t(const correlation_view<T>& c) {
   const int min_taps = conv             ? d::min_conv_taps
                        : sizeof(T) == 4 ? d::min_grad_taps_float
                                         : d::min_grad_taps;
-  bool shape = false;  // the measured range (the slab kernels fit: checked above)
+  bool shape = false;  // the benchmarked range (the slab kernels fit: checked above)
   if (c.la < min_taps) return false;
   if constexpr (sizeof(T) == 4) {
     if (conv) {

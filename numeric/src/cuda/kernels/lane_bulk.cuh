@@ -32,8 +32,8 @@
 namespace marg::detail::cuda {
 
 /// Warps of the bulk lane kernel: 8 compute warps (one output block of R
-/// each for a 64 x 64 convolution; 4 measured 12.2 against 11.7 us with a
-/// block barrier per group) and one copy warp.
+/// each for a 64 x 64 convolution; 4 warps with a block barrier per group
+/// are slower) and one copy warp.
 struct lane_bulk_tuning {
   static constexpr int W = 8;                  ///< compute warps per block
   static constexpr int threads = 32 * W + 32;  ///< threads per block (and the copy warp)
@@ -171,8 +171,8 @@ __device__ __forceinline__ void lane_cp_async(unsigned d, const void* from) {
 /// Threads t < nt (nt a multiple of 32) copy `rows` rows of `len` elements
 /// (element step `step`) from src + p batch to dst + p pitch, one element
 /// per cp.async: warp w takes rows w, w + nt / 32, ..., its lanes along the
-/// row (pointer steps; a flattened index with a step per copy measured 33
-/// instructions per copy).
+/// row (pointer steps; a flattened index with a step per copy costs about
+/// 33 instructions per copy).
 template <class T>
 __device__ __forceinline__ void lane_copy_elems(int rows, int len, const T* src, std::int64_t step,
                                                 std::int64_t batch, T* dst, int pitch, int t,
@@ -240,7 +240,7 @@ __device__ __forceinline__ void lane_copy_rows(bool vec, int rows, int len, cons
 /// rows give results never stored; a shared operand's row once, every lane
 /// reads row 0) and an async arrival on `bar` each; one plain arrival after
 /// a barrier of theirs completes the phase. (One bulk copy per 256-byte row,
-/// issued by one warp, measured 10.4 against 8.9 us for 16384x64.) Run:
+/// issued by one warp, is slower.) Run:
 /// x as one run per group (s.run_x).
 template <bool Run, class T>
 __device__ void lane_vec_stage(const correlation_view<T>& c, const lane_bulk_shape& s,
@@ -385,10 +385,11 @@ __device__ __forceinline__ void lane_finish_group(const correlation_view<T>& c,
 /// Compute warps never wait for each other: warp w takes output block w of
 /// even groups and W - 1 - w of odd ones (every warp does the same work over
 /// two groups of a full convolution). Run: s.run_x (x read in place, scalar
-/// loads; a separate instance keeps the other shapes' code as it was).
+/// loads; a separate instance leaves the other shapes' code generation
+/// untouched).
 /// Float: a hint of 2 blocks per SM (the most its shared memory allows at
 /// 16384 x 64) lets ptxas use 79-84 registers instead of 72 with 36-40
-/// bytes of spills (H200: float convolve 16384 x 64 9.95 -> 9.26 us).
+/// bytes of spills, which is faster.
 template <class T, bool Rev, bool Run>
 __global__ void __launch_bounds__(lane_bulk_tuning::threads, sizeof(T) == 4 ? 2 : 1)
     kernel_banded_lane_bulk(const correlation_view<T> c) {
@@ -481,8 +482,7 @@ struct lane_tma_plan {
   int shift;  ///< X row offset the X box is written from (its zero tail fills the next row's front)
   int len;    ///< elements of one stage (the X box's tail past the last row included)
   /// a block's first copies: groups 1, 2, ... once group 0's landed (else
-  /// all at once; round 9 measured two other orders slower, see
-  /// bench/notes/lane.md)
+  /// all at once; other orders are slower, see docs/kernel-notes.md)
   bool stagger;
 };
 
@@ -550,18 +550,18 @@ __device__ __forceinline__ void lane_tma_stage(const lane_bulk_shape& s, const l
 /// kernel_banded_lane_bulk, but the copy warp's first lane stages every
 /// group with two tensor copies (Run: the taps box and the x run's 1-d
 /// boxes), their zero padding filled by the copies themselves (no zeroing,
-/// no per-thread copy loops: those and the shape's set-up by every warp were
-/// 31 % of the forward's instructions at 16384 x 64), and the shape comes
+/// no per-thread copy loops: those and the shape's set-up by every warp are
+/// a large share of the forward's instructions), and the shape comes
 /// from the host. full[st] counts the copies' bytes. The X box starts at x
 /// column 0 and is written from row offset pl.shift (a 128-byte aligned
 /// destination): its zero tail fills the next row's front, row 0's front is
-/// zeroed once (a box from column t_base - lead, zeros in front, measured
-/// 0.5 us slower back to back). Taken for 16-byte aligned operand rows
+/// zeroed once (a box from column t_base - lead with zeros in front is
+/// slower back to back). Taken for 16-byte aligned operand rows
 /// (launch_lane_tma).
 /// Teams: teams of W compute warps, team h computing the block's groups h,
 /// h + Teams, ... (Teams = 2, S = 4: one block per SM with up to 4 groups
 /// staged in the order pl.stagger gives, instead of 2 blocks of 2 groups
-/// each: H200, faster for a gradient's run path and for 2 groups per SM,
+/// each: faster for a gradient's run path and for 2 groups per SM,
 /// slower for a forward of 4 groups per SM, see launch_lane_tma); S: stages
 /// (a block of at most S groups never refills one).
 template <class T, bool Rev, bool Run, int Teams = 1, int S = 2>
@@ -622,9 +622,8 @@ __global__ void __launch_bounds__(32 * lane_bulk_tuning::W * Teams + 32,
         lane_tma_stage<Run>(s, pl, &ma, &mx, g + S * std::int64_t{gridDim.x}, stages + st * len,
                             full + st);
       // a slab no later group writes is not waited for here, so the next
-      // store leaves at once (a Teams-2 block's single copy warp stored
-      // its groups one after another: H200, float grad_p / grad_q 16384 x
-      // 64 8.63-8.79 -> 8.47-8.54 us, bench/notes/lane.md round 11)
+      // store leaves at once (else a Teams-2 block's single copy warp stores
+      // its groups one after another; docs/kernel-notes.md)
       lane_store_group(c, s, g, slabs + st * (C::P * s.po), lane, freed + st, i + S < n_local);
     }
     lane_bulk_wait_read<0>();  // the slabs stay until their stores have read them
@@ -639,8 +638,8 @@ __global__ void __launch_bounds__(32 * lane_bulk_tuning::W * Teams + 32,
     const T* ta = stages + st * len + lane * s.pa;
     const T* tx = stages + st * len + C::P * s.pa + (Run ? lane * c.lx : lane * s.px);
     for (int blk = ((i / Teams) & 1) ? W - 1 - wt : wt; blk < s.nblk; blk += W)
-      // float: edge quads left out (H200, float convolve 16384 x 64 8.76-8.86
-      // -> 8.56-8.68 us, 4.07 M -> 3.88 M instructions; double not measured)
+      // float: edge quads left out (fewer instructions; double keeps them:
+      // the change is benchmarked for float only)
       lane_bulk_block<T, Rev, Run, sizeof(T) == 4>(c, s, ta, tx, to, s.js + blk * C::R);
     lane_finish_group(c, s, g0 + i * std::int64_t{gridDim.x}, slabs + st * (C::P * s.po), lane,
                       done + st, team);

@@ -5,20 +5,20 @@
 // - one block of W = 16 warps per SM and one staging buffer, no group-sized
 //   output slab: a lane block's sums go through a per-warp 32 x 20 slab to
 //   stores of two problems' 16 outputs per instruction (each lane storing
-//   its own problem's outputs measured 83 against 50 us at 4096 x 512);
+//   its own problem's outputs scatters the stores and is much slower);
 // - staging in K chunks per row from both ends inward, each counted on its
 //   own mbarrier: a warp starts a lane block once the chunks it reads have
 //   landed (a convolution's short blocks read only the rows' ends; one
-//   chunk instead of 8 measured 52.5 against 49.1 us);
+//   chunk instead of 8 makes every warp wait for the whole rows);
 // - warp w owns blocks w, 2W - 1 - w, 3W - 1 - w and 3W + w of every 4W
 //   (lane_long_plan_of): a full convolution's blocks grow and shrink
 //   linearly, so each warp gets the same steps, and one of its blocks sits
 //   near an end of the rows; it runs them in order of the chunks they read
-//   (a shared queue of blocks measured 53.8 against 50.0 us: uneven ends).
+//   (a shared queue of blocks is slower: its ends come out uneven).
 // Against the pairs kernel (a warp per problem, lanes over its blocks) every
 // lane runs one problem's exact band steps: no switch points, no rounding of
-// the lanes' steps to whole passes. Measured: bench/notes/lane_long.md. Not
-// installed.
+// the lanes' steps to whole passes. docs/kernel-notes.md has the
+// measurements. Not installed.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -40,10 +40,8 @@ struct lane_long_tuning {
   static constexpr int tpr = 8;      ///< staging threads per operand row (2 x 32 rows)
   static constexpr int max_own = 8;  ///< lane blocks per warp (nblk <= W max_own)
   static constexpr int head = 128;   ///< bytes of the barriers in front of the buffer
-  /// U-step passes per trip of the step loop. Measured, H100, bench_cuda
-  /// variant_lane 4096 x 512 convolve, three interleaved runs (us): 1 pass
-  /// 52.3 / 52.5 / 52.7, 2 passes 51.5 / 51.4 / 51.9, 4 passes 54.5 / 54.1 /
-  /// 55.2 (bench/notes/lane_long.md call 19)
+  /// U-step passes per trip of the step loop: 2 is the fastest of 1, 2 and 4
+  /// (docs/kernel-notes.md)
   static constexpr int passes = 2;
 };
 

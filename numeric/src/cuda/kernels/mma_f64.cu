@@ -2,7 +2,7 @@
 // cores (DMMA, mma.sync m16n8k16 .f64) on the Toeplitz x Hankel form of
 // kernels/mma_f64.cuh. Handles every correlation (strides, reversed and
 // broadcast operands, any sizes and batches); the dispatch takes it where it
-// measured faster than the tiled and warp kernels (bench/notes/mma_f64.md).
+// is faster than the tiled and warp kernels (docs/kernel-notes.md).
 #include "../cuda_check.hpp"
 #include "../launch.hpp"
 #include "mma_f64.cuh"
@@ -13,74 +13,60 @@ namespace {
 /// Thresholds and tiles of the FP64 tensor-core variant, in one place.
 struct mma_f64_dispatch {
   /// large problems: 1 x 4 warps, 4 tiles of 128 outputs per warp (TJ = 512),
-  /// 512 values of s per stage, 4 blocks/SM (H200, scratch tuner, same
-  /// inputs: 65536 convolve 184.9 us at split 4, 191.4 at 8; grad_p 214 at
-  /// 8; 8192 convolve 12.8; the 2 x 4-warp TJ 1024 tile: 192.4 / 207.3,
-  /// 236, 16.0)
+  /// 512 values of s per stage, 4 blocks/SM (faster than the 2 x 4-warp
+  /// TJ 1024 tile in the scratch tuner's runs, docs/kernel-notes.md)
   using big = mma_f64_tuning<16, 4, 1, 4, 512, 4>;
   /// problems of up to two 512-output tiles (batches of short problems):
-  /// 2 x 2 warps, 2 tiles per warp (H200, 4096 pairs of 512: convolve 126 us,
-  /// grad_p 69; the 2 x 4-warp TJ 1024 tile 135 / 136)
+  /// 2 x 2 warps, 2 tiles per warp (a TJ 1024 tile of 2 x 4 warps is half
+  /// empty on rows of 512; docs/kernel-notes.md)
   using batched = mma_f64_tuning<16, 2, 2, 2, 256, 4>;
   static constexpr std::int64_t batched_max_out = 2 * batched::TJ;
   /// blocks per resident block slot the split aims for, the split rounded
-  /// down to a power of two (65536 convolve: split 4, 1024 blocks, 184.9 us;
-  /// split 8, 2048 blocks, 191.4: clusters of 8 tile the GPCs worse and sum
-  /// twice the partial tiles)
+  /// down to a power of two (clusters of 8 tile the GPCs worse than 4 and
+  /// sum twice the partial tiles)
   static constexpr int waves = 2;
-  /// the split of the big tile, single problems and batches (round 37, H100,
-  /// bench/notes/single.md: 200 double shapes of 1-8 problems, 400-4096 taps
-  /// and 2048-65536 outputs at forced splits 1, 2, 3, 4, 6, 8: within 1.004x
-  /// of the best split in geometric mean, > 10 % off at one, against 1.047x
-  /// and 43 for the fill rule's powers of two; single problems of 1010-1521
-  /// taps ran split 2 over two stages, 8.6 us, where split 3 takes 6.3):
-  /// the cluster sum costs 64 taps, two blocks fill an SM, at most one wave
-  /// of min_blocks blocks per SM, splits 3 and 6 too. Held out: 28 shapes
-  /// whose split changed 0.955x the old split's time, 2 slower by > 5 %
-  /// (1.06, 1.10: batches of 23-43 problems split 1 -> 2 or 3)
+  /// the split of the big tile, single problems and batches: the cluster sum
+  /// costs 64 taps, two blocks fill an SM, at most one wave of min_blocks
+  /// blocks per SM, splits 3 and 6 too (a power of two is not needed: at
+  /// 1010-1521 taps split 3 gives each block one stage, split 2 two). This model
+  /// picks within a few percent of the best forced split, where the fill
+  /// rule's powers of two miss often (docs/kernel-notes.md has the
+  /// measurements).
   static constexpr tap_split_costs big_split{.sum_taps = 64,
                                              .resident_halves = 4,
                                              .max_blocks_per_sm = big::min_blocks,
                                              .powers_of_two = false};
   /// preferred from these outputs and taps per problem and this much work in
-  /// all (H200: wins at 8192 single, 4096 pairs of 512, 65536; loses at 2048
-  /// single (5.7 against 5.2 us) and to the warp kernel on 16384 pairs of 64)
+  /// all (below, the tiles win, and batches of short rows go to the warp
+  /// kernel)
   static constexpr std::int64_t min_out = 512;
   static constexpr std::int64_t min_taps = 512;
   static constexpr std::int64_t min_work = std::int64_t{1} << 26;
   /// fewer than batch_wide_min problems of more than batched_max_out outputs
   /// and min_taps taps: preferred from few_min_macs multiply-adds on the band
-  /// (band_macs) over all problems (round 37, H100, bench/notes/single.md:
-  /// at the split of big_split, 23 shapes of 1-8 problems the tiles took
-  /// moved, 22 faster by >= 5 %, none slower, geometric mean 0.73; held out,
-  /// 14 moved, 13 faster, one 1.11x, 0.78; double grad_p 8 x 3203 taps x
-  /// 2530 outputs 16.55 us -> 10.38; below ~12 M the tiles and the wide
-  /// kernel win, 2 x 668 x 2209 grad_p 3.60 us on the library's tile
-  /// against 6.01). It takes in round 21's single problems of >= 2048 taps
-  /// and 26-30 M.
+  /// (band_macs) over all problems, at the split of big_split, where DMMA's
+  /// throughput beats the tiles; below it the tiles and the wide kernel win.
+  /// This takes in single problems of >= 2048 taps and 26-30 M multiply-adds
+  /// too (docs/kernel-notes.md has the measurements).
   static constexpr std::int64_t few_min_macs = 24'000'000;
-  /// single problems beyond long_from_out outputs (round 22, H100: 256 taps x
-  /// 131072 outputs 6.27 us against large 7.56, 192 x 100000 5.31 against
-  /// 5.70, 32 x 262144 5.28 against mid 5.88; below 16 taps or 262144
-  /// outputs the tiles win or tie): from long_min_taps taps, long_min_out
-  /// outputs and long_min_work taps x outputs, or from long_mid_taps taps,
-  /// long_mid_min_out outputs and long_mid_work, or from long_few_taps taps
-  /// and long_few_min_out outputs
+  /// single problems beyond long_from_out outputs, where DMMA outruns the
+  /// large and mid tiles (below 16 taps or 262144 outputs the tiles win or
+  /// tie): from long_min_taps
+  /// taps, long_min_out outputs and long_min_work taps x outputs, or from
+  /// long_mid_taps taps, long_mid_min_out outputs and long_mid_work, or from
+  /// long_few_taps taps and long_few_min_out outputs
   static constexpr std::int64_t long_from_out = 32768;
   static constexpr std::int64_t long_min_taps = 256, long_min_out = 65536;
   static constexpr std::int64_t long_min_work = std::int64_t{1} << 25;
   static constexpr std::int64_t long_mid_taps = 192, long_mid_min_out = 100000;
   static constexpr std::int64_t long_mid_work = 19'000'000;
   static constexpr std::int64_t long_few_taps = 16, long_few_min_out = 262144;
-  /// batches (round 24, H100, at the split of mma_f64_split): from
-  /// batch_min_taps taps with batch_min_work taps x outputs x problems in
-  /// batches of batch_min, or batch_wide_work in batches of batch_wide_min
-  /// (convolve 128 x 192 taps 3.52 us against mid 4.70; 64 x 512 6.10 against
-  /// large 9.04; below, mid: 32 x 384 convolve 4.42 against 5.43). Not for
-  /// gradients of at most batch_warp_taps taps from batch_warp_from
-  /// problems, where warp or lane win (2048 x 256 grad_p warp 20.17 against
-  /// 22.94), nor for gradients of fewer than batch_grad_min_out outputs
-  /// (768 x 224 taps x 112 outputs warp 6.90 against 8.50).
+  /// batches (at the split of mma_f64_split): from batch_min_taps taps with
+  /// batch_min_work taps x outputs x problems in batches of batch_min, or
+  /// batch_wide_work in batches of batch_wide_min; below that work the mid
+  /// tile is faster. Not for gradients of at most batch_warp_taps taps from
+  /// batch_warp_from problems, where warp or lane win, nor for gradients of
+  /// fewer than batch_grad_min_out outputs, where warp wins.
   static constexpr std::int64_t batch_min_taps = 160;
   static constexpr std::int64_t batch_min = 128, batch_min_work = 6'000'000;
   static constexpr std::int64_t batch_wide_min = 64, batch_wide_work = 12'000'000;

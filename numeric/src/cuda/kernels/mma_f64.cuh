@@ -176,9 +176,8 @@ struct mma_f64_agent {
 
   // one stage: the whole run when every tile of the warp meets the band at
   // every step, else the warp's steps where some tile does, all of its tiles
-  // at each (per-tile branches cost more than the extra zero products:
-  // double convolve 4096 x 512 125 -> 120 us, bench/notes/mma_f64.md
-  // session 14)
+  // at each (per-tile branches cost more than the extra zero products;
+  // docs/kernel-notes.md)
   __device__ void compute(const correlation_view<double>& c, std::int64_t J0, std::int64_t k0,
                           int nk, double (&acc)[C::NT][4]) const {
     const int warp = threadIdx.x / 32;
@@ -266,16 +265,14 @@ __global__ void __launch_bounds__(C::threads, C::min_blocks)
 }
 
 /// The split of s. With `modelled` and at most max_tap_split stages in a
-/// tile (where round 37 fitted it; at 65536 taps its one-wave bound cut
-/// double convolve 65536's split 4 to 2, 191 -> 217 us): batch_tap_split
-/// with those costs, for single problems and batches alike. Else, single
-/// problems: enough blocks for the block scheduler to even out tiles of
-/// unequal work, never more than a tile has stages, rounded down to a power
-/// of two (clusters that tile the GPCs); batches: batch_tap_split (a split
-/// repeats the staging and the cluster sum in every block, and at 256-512
-/// taps the last stage of the span holds 15 taps; H100,
-/// bench/notes/single.md round 24: convolve 1024 x 256 taps split 1 12.53
-/// us against split 2 25.24).
+/// tile (the range the model is fitted on; beyond, at 65536 taps, its
+/// one-wave bound splits too little): batch_tap_split with those costs, for
+/// single problems and batches alike. Else, single problems: enough blocks
+/// for the block scheduler to even out tiles of unequal work, never more
+/// than a tile has stages, rounded down to a power of two (clusters that
+/// tile the GPCs); batches: batch_tap_split (a split repeats the staging and
+/// the cluster sum in every block, and at 256-512 taps the last stage of the
+/// span holds 15 taps, so splitting such batches costs more than it saves).
 /// @param c the correlation
 /// @param sms multiprocessors of the device
 /// @param waves blocks per resident block slot asked for (single problems)

@@ -10,17 +10,16 @@
 namespace marg::detail::cuda {
 namespace {
 
-/// Block shapes, the fastest candidates per size class (bench/notes/mma_tf32.md,
-/// rounds 3-5, H200, scratch tuner): 1024 outputs per block with 256-tap
+/// Block shapes, the fastest candidates per size class (the scratch tuner's,
+/// docs/kernel-notes.md): 1024 outputs per block with 256-tap
 /// stages, X split once per stage and the second tap record of a k-step kept
-/// from an earlier one for large problems and for batches that fit one tile
-/// (conv 65536: 180.8 us, conv 4096x512: 114); 512 outputs with
-/// one tile per warp for mid-size; 512 with two tiles per warp for small
-/// (grad_p 4096x512: 67.0).
+/// from an earlier one for large problems and for batches that fit one tile;
+/// 512 outputs with one tile per warp for mid-size; 512 with two tiles per
+/// warp for small.
 using mma_tf32_large = mma_tf32_tuning<2, 4, 256, 5, true, false, 16, true>;
 /// Gradients (equal work per tile) from big_out outputs: four interleaved
-/// tiles per warp, 3 blocks per SM (round 5: grad_p 65536 192.3 against
-/// 199.8 us for the large shape, both with split 7).
+/// tiles per warp, 3 blocks per SM (one X record load serves all four tiles;
+/// faster than the large shape there).
 using mma_tf32_grad = mma_tf32_tuning<4, 4, 256, 3, true, true, 16, true>;
 using mma_tf32_mid = mma_tf32_tuning<1, 4, 128, 4>;
 using mma_tf32_small = mma_tf32_tuning<2, 2, 128, 6>;
@@ -33,15 +32,13 @@ struct mma_tf32_dispatch {
   static constexpr int blocks_per_sm = 8;
   /// batched convolutions aim at twice as many: their tiles' work is unequal
   /// (the band's triangles) and smaller parts even it out over the SMs
-  /// (round 30, H100, bench/notes/single.md: 9 batches of 2-16 problems of
-  /// 65536-100000 outputs within 3 % of the best forced split, against 5 of
-  /// 9 within 5 % at blocks_per_sm)
+  /// (docs/kernel-notes.md)
   static constexpr int conv_batch_blocks_per_sm = 16;
-  /// tap split of large tiles of equal work (gradients): 7 measured faster
-  /// than 8 (grad_p 65536: 199 against 216 us; 8 clusters of 8 per GPC do
-  /// not spread evenly over the multiprocessors at 5 blocks each)
+  /// tap split of large tiles of equal work (gradients): 7, not 8, since 8
+  /// clusters of 8 per GPC do not spread evenly over the multiprocessors at
+  /// 5 blocks each
   static constexpr int equal_work_split = 7;
-  /// preferred (measured faster than every other variant, H200): from this
+  /// preferred (faster than every other variant at these sizes): from this
   /// many outputs and taps ...
   static constexpr std::int64_t big_out = 65536;
   static constexpr std::int64_t big_taps = 16384;
@@ -50,11 +47,9 @@ struct mma_tf32_dispatch {
   /// [grad_out_lo, grad_out_hi] and batch_taps taps (gradients)
   static constexpr int batch_min = 1024;
   static constexpr std::int64_t batch_taps = 384;
-  /// convolutions from conv_taps taps (rounds 29-30, H100,
-  /// bench/notes/single.md: where pairs does not fit its shared memory the
-  /// mid tile took them; 4096 x 256 taps x 1023 outputs mma 75.2 us against
-  /// mid 98.8, 10000 x 300 x 1010 181.1 against 283.8, 1024 x 320 x 1000
-  /// 22.2 against 32.6)
+  /// convolutions from conv_taps taps, where pairs does not fit its shared
+  /// memory and the mid tile would take them otherwise: the tensor cores
+  /// beat it there (docs/kernel-notes.md)
   static constexpr std::int64_t conv_taps = 256;
   static constexpr std::int64_t conv_out_lo = 768;
   static constexpr std::int64_t grad_out_lo = 384, grad_out_hi = 512;
@@ -82,14 +77,13 @@ bool mma_supports(const correlation_view<float>&) {
   return current_device_features().ampere;
 }
 
-// H200, bench/notes/mma_tf32.md round 4: conv 65536 180 us against 241 (large
-// FMA tile), grad_p 65536 199 against 260, conv 4096x512 114 against 127.5,
-// grad_p 4096x512 67.0 against 82.7 (mid FMA tile). Not preferred at 2048
-// (6.4 against 4.8) nor for batches of small problems. Single problems of
-// 24-192 taps from 500000 outputs (H100, bench/notes/single.md round 22:
-// convolve 96 x 500000 6.56 us against large 9.94, 64 x 1048576 11.9 against
-// 15.9; below 24 taps, at 256 and at 262144 outputs the large tile wins or
-// ties).
+// Large problems, where 3xTF32 on tensor cores outruns the FMA tiles
+// (docs/kernel-notes.md); not at 2048 outputs, where the FMA tiles are
+// faster, nor for batches of small
+// problems. Single problems of 24-192 taps from 500000 outputs: there the
+// tensor cores beat the large tile (below 24
+// taps, at 256 and at 262144 outputs the large tile wins or ties;
+// docs/kernel-notes.md).
 bool mma_preferred(const correlation_view<float>& c) {
   using d = mma_tf32_dispatch;
   if (c.batch == 1 && c.la >= d::few_taps_lo && c.la <= d::few_taps_hi &&

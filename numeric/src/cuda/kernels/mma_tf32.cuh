@@ -23,7 +23,7 @@
 // Interleaved tiles (shape flag): the NT tiles of a warp start 8 outputs
 // apart and row r of tile i is output i 8 + (r & 7) + 8 NT (r >> 3), so the X
 // fragment of tile i at k-step q is that of tile 0 at q + i: one X record
-// load per k-step for all the warp's tiles (bench/notes/mma_tf32.md, round 5).
+// load per k-step for all the warp's tiles (docs/kernel-notes.md).
 //
 // Staging: cp.async copies of the raw X window and taps (zero-filled outside
 // the operands), issued after the stage's split so that the next stage is in
@@ -417,10 +417,9 @@ __global__ void __launch_bounds__(C::threads, C::min_blocks)
 
 /// Stages each part of a split tile keeps at least, in batches: every block
 /// of a split repeats the staging and the cluster sum, which short parts do
-/// not repay (round 30, H100, bench/notes/single.md: 1024 one-tile problems
-/// of 2-5 stages ran 1.30-1.67x slower at split 2 than at 1, while batches of
-/// 2-16 problems of 65-257 stages kept the fill rule's splits of 2-8 within
-/// 7 % of the best; batch_tap_split lost up to 1.56x there).
+/// not repay (few-stage one-tile problems run slower split than unsplit,
+/// while long batched tiles keep the fill rule's splits near the best;
+/// batch_tap_split's choice is slower there; docs/kernel-notes.md).
 inline constexpr std::int64_t mma_tf32_batch_part_stages = 8;
 
 /// Blocks sharing the s range of one tile: enough to fill `sms` multiprocessors

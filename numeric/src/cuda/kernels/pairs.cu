@@ -17,28 +17,20 @@ constexpr std::int64_t pairs_max_smem = 48 * 1024;
 /// Thresholds of the preference (float only): batches from batch_min
 /// problems; full convolutions from conv_min_taps taps and conv_out_lo
 /// outputs (at most 1024: supports), gradients from grad_out_lo outputs and
-/// taps up to grad_max.
-/// Measured, H200, bench_cuda, 4096 pairs of 512 (one run): convolve 82.7
-/// us (min_blocks 6; 79.6 at 4) against 110.3 (mma) and 128.4 (large);
-/// grad_p 62.4 (59.3) against 69.6 (mma).
+/// taps up to grad_max. There it beats the mma kernel and the large tile
+/// (docs/kernel-notes.md has the measurements).
 struct pairs_dispatch {
-  /// from 512 problems (H100, bench/notes/single.md round 23: 1024 pairs of
-  /// 512, convolve 16.3 us against 49.2 on the mma kernel, grad_p 15.2
-  /// against 27.1; 512 pairs of 384, convolve 8.97 against mid 13.72; at 256
-  /// pairs of 512 the large tile wins, 8.46 against 10.23)
+  /// from 512 problems (with fewer, the large tile wins; docs/kernel-notes.md)
   static constexpr int batch_min = 512;
   /// full convolutions from conv_min_taps taps and conv_out_lo outputs
-  /// (round 24: 1024 pairs of 256 taps 8.51 against mid 14.05, 512 of 192
-  /// 6.10 against mid 7.15; below 160 taps at about 2 la outputs warp or the
-  /// tiles win; lane takes the large batches first)
+  /// (below 160 taps at about 2 la outputs warp or the tiles win; lane
+  /// takes the large batches first)
   static constexpr int conv_min_taps = 160;
   static constexpr int conv_out_lo = 319;
   // (convolutions of 32-256 taps and 319-1023 outputs are decided before
-  // this by round 28's model, launch_banded.cu's conv_model)
+  // this by launch_banded.cu's cost model, conv_model)
   /// gradients of grad_out_lo..grad_max outputs and grad_min_taps..grad_max
-  /// taps (round 24: 512 x 320 grad_p 6.93 against small 9.70; session 19,
-  /// H100: 8279 x 267 taps x 391 outputs 57.2 us against mid 117.5, 8040 x
-  /// 313 x 487 69.5 against 139.9, bench/notes/lane_long.md)
+  /// taps, where it beats the mid tile (docs/kernel-notes.md)
   static constexpr int grad_out_lo = 320;
   static constexpr int grad_min_taps = 256;
   static constexpr int grad_max = 512;
@@ -48,8 +40,8 @@ template <class T>
 void launch_pairs_t(const correlation_view<T>& c, cudaStream_t stream) {
   if (!pairs_fits(c, pairs_max_smem))
     throw marg::invalid_argument("pairs kernel: the problem does not fit its shared memory");
-  // the largest shared-memory carveout (as measured); the shared memory per
-  // block that keeps a (resident + 1)-th block off an SM
+  // the largest shared-memory carveout (the layout runs fastest with it); the
+  // shared memory per block that keeps a (resident + 1)-th block off an SM
   static thread_local int carved_device = -1;
   static thread_local std::int64_t one_less = 0;
   // no driver call with one visible device: the dispatch asks on every launch
@@ -97,7 +89,7 @@ bool pairs_supports(const correlation_view<double>& c) {
 bool pairs_preferred(const correlation_view<float>& c) {
   using d = pairs_dispatch;
   if (c.batch < d::batch_min) return false;
-  // the measured range first; the fit (the layout's shared memory) last:
+  // the shape range first; the fit (the layout's shared memory) last:
   // every dispatch asks
   const bool shape = c.lead > 0 ? c.lout >= d::conv_out_lo && c.la >= d::conv_min_taps
                                 : c.lout >= d::grad_out_lo && c.lout <= d::grad_max &&

@@ -61,30 +61,27 @@ struct pairs_tuning {
   static constexpr int U = lane_tuning::U;
   static constexpr int pass = 20;  ///< steps per unrolled pass (U and 4 divide it)
   /// steps between switch points (U divides it, it divides pass): a lane's
-  /// first block is rounded up to a multiple. Measured, H200, float 4096
-  /// pairs of 512 (convolve / grad_p, us): 20 (trips 144) 59.6-60.6 /
-  /// 54.0-54.3; 10 (trips 136, a switch test before each half pass) 68.6-68.9
-  /// / 55.0 (bench/notes/pairs.md round 5)
+  /// first block is rounded up to a multiple. A whole pass per switch; half
+  /// a pass adds a switch test before each half pass, which costs more than
+  /// the finer switching saves (docs/kernel-notes.md)
   static constexpr int half = 20;
   static constexpr int max_blocks = 64;  ///< output blocks per problem (two per lane)
-  /// resident blocks per SM (register bound). Measured, H200, float 4096
-  /// pairs of 512 (convolve / grad_p, us): 4 blocks (118 registers, no
-  /// spills) 79.6 / 59.3; 5: 81.6 / 63.6; 6 (80 registers) 82.9 / 62.4; 8
-  /// (one wave, 64 registers, spills) 84.4 / 70.7: 4 for both types.
+  /// resident blocks per SM (register bound): 4 blocks take 118 registers
+  /// without spills; more blocks force fewer registers, and at 8 (one wave,
+  /// 64 registers) it spills; 4 is fastest for both types
+  /// (docs/kernel-notes.md)
   template <class T>
   static constexpr int min_blocks = 4;
   /// resident blocks per SM the grid is sized for (launch_pairs): each warp
   /// runs problems w, w + stride, ... so that all rounds run with the same
-  /// warps (a grid of 1.55 waves ran its last third with ~11 warps per SM)
+  /// warps (a grid of a fractional number of waves runs its last part with
+  /// few warps per SM)
   static constexpr int resident = 4;
   /// the persistent grid (rounds of problems per warp) only where the batch
-  /// fills at least full_pct % of its rounds, else one problem per warp
-  /// (about 31 us per wave of 4 blocks per SM against 28.5 per whole round).
-  /// Measured, H200, float convolve 512/512 (us, persistent / one per
-  /// warp): 3000 (71 % of 2 rounds) 52.7-53.3 / 45.5-47.0; 5000 (79 % of 3)
-  /// 83.7-84.8 / 72.4-72.6; 4000 (95 % of 2) 57.2-57.5 / 57.8-58.5; 6000
-  /// (95 % of 3) 84.0-84.4 / 88.5-89.5; 4096 (97 %) 57.7-58.2 / 58.2-58.7
-  /// (bench/notes/pairs.md round 7)
+  /// fills at least full_pct % of its rounds, else one problem per warp: a
+  /// wave of 4 blocks per SM costs more than its share of a whole round, so
+  /// the persistent grid wins only when its last round is nearly full
+  /// (docs/kernel-notes.md has the measurements)
   static constexpr int full_pct = 90;
 };
 

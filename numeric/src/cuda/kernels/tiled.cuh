@@ -241,10 +241,9 @@ struct tiled_agent {
     if (s0 < s1) fetch(c, a, x, J0, klo + s0 * C::KC, khi, rx, ra);
     if constexpr (TwoStage) {
       // both fetches go out before the first compute: one L2 round trip
-      // instead of two (H200, graphs: float convolve 2048 3.08 -> 2.88 us,
-      // double grad_p 2048 3.60 -> 3.52). A separate instantiation: the same
-      // branch in the one kernel changed its code generation and cost other
-      // launches (grad_p 1000x3 +0.3 us; bench/notes/small2048.md round 3)
+      // instead of two. A separate instantiation: the same branch in the one
+      // kernel changes its code generation and slows other launches
+      // (docs/kernel-notes.md)
       if (s1 - s0 == 2) {
         const std::int64_t k0 = klo + s0 * C::KC;
         T rx2[C::nx], ra2[C::na];
@@ -325,7 +324,7 @@ __device__ __forceinline__ void store_async(unsigned dst, T v, unsigned bar) {
 /// st.async, releases at cluster scope made for threads of other CTAs: the
 /// wait must acquire at cluster scope to synchronize with them (PTX memory
 /// model: morally strong only when each scope holds the other thread); the
-/// default .acquire.cta does not (bench/notes/small2048.md, round 2).
+/// default .acquire.cta does not (docs/kernel-notes.md).
 __device__ __forceinline__ void wait_pushed(unsigned long long* full, unsigned phase) {
   asm volatile(
       "{\n .reg .pred p;\n wait_full:\n"
@@ -341,8 +340,8 @@ __device__ __forceinline__ void wait_pushed(unsigned long long* full, unsigned p
 /// count their bytes on the owner's mbarrier; the owner waits for its bytes
 /// alone, then sums its ck slices locally in rank order (the order of
 /// run_cluster_tiles: bitwise the same sums). No cluster-wide barrier on the
-/// critical path: a release-ordered cluster barrier costs ~0.4 us on an
-/// H200 (bench/notes/small2048.md). The one barrier left (every block has
+/// critical path: a release-ordered cluster barrier costs a large share of
+/// a short call (docs/kernel-notes.md). The one barrier left (every block has
 /// started and initialized its mbarrier before anyone sends) is arrived at
 /// (relaxed) before the tile's work and waited for after it. Nobody touches
 /// a peer after its own bytes arrived, so blocks exit without a barrier.
@@ -405,9 +404,7 @@ __device__ __forceinline__ void run_pushed_tiles(const correlation_view<T>& c, c
 
 /// Largest tile (bytes) whose split is summed by pushing (run_pushed_tiles).
 /// 2048 takes the small and mid tiles, whose calls are short enough for the
-/// reduction's latency to matter (measured, H200, graphs of 20 calls: float
-/// 2048 convolve 3.25 -> 2.92-3.07 us, grad_p 3.10 -> 2.70-2.81, double
-/// 4.15 -> 3.66-3.94 / 3.90 -> 3.59; bench/notes/small2048.md).
+/// reduction's latency to matter (docs/kernel-notes.md).
 inline constexpr std::size_t push_max_bytes = 2048;
 
 /// Thin shell: one tile (blockIdx.x) x one tap split (blockIdx.y, the cluster
@@ -437,10 +434,9 @@ __global__ void __launch_bounds__(C::threads, C::min_blocks)
 template <class T, class C>
 void launch_tiled(const correlation_view<T>& c, int split, cudaStream_t stream) {
   // early start (programmatic dependent launch) only for grids of one wave:
-  // the next call's launch then hides behind this kernel (measured, H200:
-  // conv 2048 4.70 -> 3.85 us); a 16-wave copy kernel measured slower with
-  // it (4.5 -> 5.6 us), so many-wave grids launch as before
-  // (bench/notes/launch.md)
+  // the next call's launch then hides behind this kernel; a grid of many
+  // waves is slower with it, so many-wave grids launch without it
+  // (docs/kernel-notes.md)
   const std::int64_t blocks =
       (std::int64_t{c.lout} + C::TJ - 1) / C::TJ * split * std::min(c.batch, 65535);
   const bool early = blocks <= std::int64_t{C::min_blocks} * multiprocessors();

@@ -1,5 +1,5 @@
 // 3xTF32 float correlation on wgmma.m64n128k8 (sm_90a); see wgmma_tf32.cuh and
-// bench/notes/wgmma.md.
+// docs/kernel-notes.md.
 //
 // In convolution form y_t = sum_K a'_K x'_{t-K} (a'_K = a_{la-1-K}, x'_p =
 // X_{p+la-1} of the correlation view), one warpgroup computes, per k-step c
@@ -300,7 +300,7 @@ bool fill_plan(wgmma_tf32_plan& p, int ns) {
 }
 
 /// The plan with the fewest rounds x (ns + 12) k-step times over the CTA slots
-/// (12: the staging of a unit, bench/notes/wgmma.md call 2).
+/// (12: the staging of a unit costs about 12 k-step times).
 bool plan_for(const correlation_view<float>& c, wgmma_tf32_plan& best) {
   wgmma_tf32_plan p{};
   p.la = c.la;
@@ -353,13 +353,13 @@ bool make_plan(const correlation_view<float>& c, wgmma_tf32_plan& best) {
 
 /// Per-device set-up, once per process: the workspace pool, stream-ordered
 /// allocations that keep their memory between calls (release threshold
-/// unlimited; the default pool returns memory at every synchronization and
-/// mapping the 25 MB of conv 65536 again on each call cost ~70 µs,
-/// bench/notes/wgmma.md call 3), and the unit kernel's shared-memory limit
-/// for the largest unit. Pools live as long as the process. Under stream
-/// capture the allocation and the free become the graph's own memory nodes
-/// (CUDA's graph memory, kept by the graph; the pool only sets their
-/// properties).
+/// unlimited; the default pool returns memory at every synchronization, and
+/// mapping the tens of MB of a large problem's workspace again on each call
+/// costs as much as a large share of the kernel; docs/kernel-notes.md), and
+/// the unit kernel's shared-memory limit for the largest unit. Pools live as
+/// long as the process. Under stream capture the allocation and the free
+/// become the graph's own memory nodes (CUDA's graph memory, kept by the
+/// graph; the pool only sets their properties).
 /// @return the pool of the current device
 cudaMemPool_t device_setup() {
   static std::mutex mutex;
@@ -398,7 +398,8 @@ cudaMemPool_t device_setup() {
 
 bool wgmma_tf32_available() {
   // a device's answer never changes: asked once per host thread and device
-  // (two attribute queries and a function query were ~µs on every dispatch)
+  // (two attribute queries and a function query are driver calls, too slow to
+  // repeat on every dispatch)
   struct memo {
     int device = -1;
     bool available = false;
@@ -434,18 +435,13 @@ bool wgmma_tf32_supports(const correlation_view<float>& c) {
          shp::max_workspace;
 }
 
-// Single problems from 65536 outputs and 32768 taps (H200, one run: float
-// convolve 65536 102.7 us against 187 on the mma kernel, gradients 81
-// against 198; bench/notes/wgmma.md), and from 2048 taps once the band holds
-// 1.15e8 multiply-adds (H100, round 21 grids of 2048-49152 taps: wgmma
-// costs ~12-13 us at any size, so it loses below that work, and wins above
-// it by up to 3.2x: grad_p 49152 48.7 us against 154.6 on the large tile,
-// convolve 12288 14.1 against 22.0). Gradients of at most 1.5 outputs per
-// tap, where the large tile does well, from 1.6e8 (grad_p 12288: large
-// 13.6 against 14.5; 13312: wgmma 15.4 against 17.3). Below 2048 taps the
-// large tile wins up to 1.3e8 (1024 taps x 131072 outputs: 10.2 against
-// 13.6), wgmma from 2.5e8 (round 22: 1024 x 1048576 39.6 against 56.1).
-// bench/notes/single.md.
+// Single problems from 65536 outputs and 32768 taps, where wgmma outruns the
+// mma kernel about twofold, and from 2048 taps once the band holds 1.15e8
+// multiply-adds: wgmma has a fixed cost at any size that the work must
+// outweigh; above it wgmma's throughput beats the large
+// tile by up to about 3x. Gradients of at most 1.5 outputs per tap, where
+// the large tile does well, from 1.6e8. Below 2048 taps the large tile wins
+// up to about 1.3e8, wgmma from 2.5e8. docs/kernel-notes.md has the measurements.
 bool wgmma_tf32_preferred(const correlation_view<float>& c) {
   constexpr std::int64_t min_macs = 115'000'000, square_grad_min_macs = 160'000'000;
   constexpr std::int64_t short_taps_min_macs = 250'000'000;

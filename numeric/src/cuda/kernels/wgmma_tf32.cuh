@@ -1,6 +1,6 @@
 // Float correlation on Hopper's warpgroup tensor-core instruction (wgmma,
 // sm_90a) with float accuracy: 3xTF32 on wgmma.m64n128k8 (kernels/wgmma_tf32.cu,
-// bench/notes/wgmma.md). numeric/CMakeLists.txt compiles kernels/wgmma_*.cu
+// docs/kernel-notes.md). numeric/CMakeLists.txt compiles kernels/wgmma_*.cu
 // for sm_90a machine code plus compute_90 PTX; the kernel body exists only in
 // the sm_90a code (a trap stub elsewhere), so wgmma_tf32_available() is false
 // on other devices and nothing may be launched there. Not installed.
@@ -23,9 +23,8 @@ bool wgmma_tf32_available();
 /// @return true when launch_wgmma_tf32(c, ...) may be used
 bool wgmma_tf32_supports(const correlation_view<float>& c);
 
-/// Whether the wgmma variant is measured faster than the others for `c`
-/// (H200, bench/notes/wgmma.md: convolve and gradients at 65536; H100,
-/// bench/notes/single.md rounds 21-22 below that).
+/// Whether the wgmma variant is faster than the others for `c`
+/// (docs/kernel-notes.md has the measurements).
 /// @param c the correlation
 /// @return true for single problems of >= 65536 outputs and >= 32768 taps,
 ///         or of >= 1024 taps with enough multiply-adds on the band

@@ -16,35 +16,28 @@ namespace {
 template <class T>
 constexpr int wide_max_taps = sizeof(T) == 4 ? 4096 : 2048;
 
-/// Shapes the dispatch sends to the variant: single problems where it
-/// measured faster than the kernel the dispatch takes otherwise
-/// (bench/notes/wide2048.md round 18: H100, graphs of 20, grids of 16-2048
-/// taps and 256-32768 outputs in both types and both ops in calls 7 and 9,
-/// the rule checked on them in call 11).
-/// Gains reach 4.6 µs (float grad_p of 8192 outputs and 1024 taps: 6.68
-/// against 2.04). Where it lost, the rule keeps the tiled kernels:
+/// Shapes the dispatch sends to the variant: single problems where it is
+/// faster than the kernel the dispatch takes otherwise, by skipping the
+/// cluster's tap split (docs/kernel-notes.md has the measurements: grids
+/// of 16-2048 taps and 256-32768 outputs in both types and both ops). Where
+/// it is not, the rule keeps the tiled kernels:
 /// - convolutions with few taps, whose small tile wastes little on the band:
-///   float below 256 taps (by up to 0.27 µs), double below 96 (up to 0.53);
-/// - double gradients below 64 taps (up to 0.22), of fewer than 512 outputs
-///   with 512-2047 taps (16 blocks of one or two warps; 512 taps and 256
-///   outputs: 2.68 against 2.26), and of more than 16384 outputs with fewer
-///   than 512 taps (256 taps: up to 0.63);
+///   float below 256 taps, double below 96;
+/// - double gradients below 64 taps, of fewer than 512 outputs with
+///   512-2047 taps (16 blocks of one or two warps leave most SMs idle), and
+///   of more than 16384 outputs with fewer than 512 taps;
 /// - double convolutions of more than 2016 taps beyond 12000 outputs (129
-///   chunks: 320 threads of 114 registers, one block per SM; 16384 outputs
-///   and 2048 taps: 10.04 against 9.29).
-/// Beyond 10000 outputs only problems of 256 or more taps were measured.
+///   chunks: 320 threads of 114 registers, one block per SM).
+/// Beyond 10000 outputs the rule covers problems of 256 or more taps only,
+/// the range it is checked on.
 /// Float problems of 2049-4096 taps take it while taps x outputs stays within
-/// 2^26 (convolutions) or 9e7 (gradients) (bench/notes/single.md round 21:
-/// H100, 2560-4096 taps and 3072-32768 outputs; grad_p 2560 x 4096 2.37
-/// against mid 4.58, convolve 4096 x 16384 7.30 against small 8.47; beyond,
-/// the large tile wins: convolve 3584 x 24576 10.25 against 10.51).
+/// 2^26 (convolutions) or 9e7 (gradients); beyond, the large tile's reuse
+/// wins (docs/kernel-notes.md).
 /// Beyond 32768 outputs, problems of 512-2048 taps while taps x outputs
 /// stays within 6e7 in float, 2.1e7 (convolutions) or 4.5e7 (gradients) in
-/// double (round 22: 512-2048 taps x 40000-1048576 outputs; float grad_p
-/// 1024 x 40000 4.96 against large 6.88, double grad_p 512 x 65536 6.38
-/// against DMMA 7.27; at 256 taps the mid tile wins: 2.84 against 4.34).
-/// The largest losses left inside the range: 0.19 µs (float grad_p of 32768
-/// outputs and 256 taps), 0.06 (double grad_p of 256 outputs and 64 taps).
+/// double, where it beats the large tile and DMMA; at 256 taps the mid tile
+/// wins. Inside the range the losses left are small (a fraction of a
+/// microsecond at the edges).
 template <class T>
 struct wide_dispatch {
   static constexpr bool is_float = sizeof(T) == 4;
@@ -73,16 +66,14 @@ struct wide_dispatch {
   static constexpr std::int64_t long_out_area = is_float ? 60'000'000 : 45'000'000;
   static constexpr std::int64_t long_out_conv_area = is_float ? 60'000'000 : 21'000'000;
   /// double problems of this many multiply-adds on the band (band_macs) go
-  /// on to the DMMA kernel (round 37, H100, bench/notes/single.md: at its
-  /// modelled split DMMA took 0.65-0.77x the wide kernel's time at the five
-  /// single problems of 41-47 M the wide kernel took, grad_p 1693 x 27978
-  /// 11.03 us against 7.19; at 28-30 M 0.99-1.27x; held out, 30 single
-  /// problems of 40-70 M all faster, 0.654x in geometric mean)
+  /// on to the DMMA kernel, at its modelled split: from there the FP64
+  /// tensor cores' throughput beats the wide kernel's FMA (near 30 M the
+  /// two tie; docs/kernel-notes.md has the measurements)
   static constexpr std::int64_t dmma_band_macs = 40'000'000;
 };
 
 /// Tiles of two groups from 32 tiles on; fewer tiles keep one group per
-/// block (float grad_p of 300 outputs and 2000 taps: 1.82 against 1.98).
+/// block, so that the few tiles still spread over more SMs.
 constexpr int wide_two_groups_from_tiles = 32;
 
 template <class T>

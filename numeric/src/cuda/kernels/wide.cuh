@@ -5,9 +5,9 @@
 // reduce-scatter of shuffles) and across warps through 2 KB of shared
 // memory. One staging round trip and one barrier per block, no cluster: the
 // tiled kernels' tap split over a cluster pays two cluster-scope releases on
-// the critical path (bench/notes/small2048.md).
-// Unit strides and 16-byte aligned operands only. Measured in
-// bench/notes/wide2048.md. Not installed.
+// the critical path (docs/kernel-notes.md).
+// Unit strides and 16-byte aligned operands only. docs/kernel-notes.md
+// has the measurements. Not installed.
 #pragma once
 
 #include <cstdint>
