@@ -2,7 +2,10 @@
 // operation; the per-row host work on marg::cpu_threads() threads over fixed
 // chunks of rows (batch_rows.hpp for the row kernels).
 #include <marg/distributions/batch.hpp>
+#include <marg/distributions/conditioning.hpp>
+#include <marg/distributions/gradients.hpp>
 #include <marg/numeric/convolve.hpp>
+#include <marg/numeric/log_convolve.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -90,6 +93,23 @@ std::int64_t check_shape(int batch, int length, std::size_t size) {
   return n;
 }
 
+// the log of the smallest non-zero probability of a row: from its
+// log-probabilities when given (l non-null), else from its probabilities
+// (+inf for a row without one)
+template <class T>
+double row_min_log(const T* p, const T* l, int n) {
+  if (l != nullptr) {
+    double lo = INFINITY;
+    for (int i = 0; i < n; ++i)
+      if (l[i] != -std::numeric_limits<T>::infinity()) lo = std::min(lo, static_cast<double>(l[i]));
+    return lo;
+  }
+  T lo = std::numeric_limits<T>::infinity();
+  for (int i = 0; i < n; ++i)
+    if (p[i] > T(0)) lo = std::min(lo, p[i]);
+  return std::log(static_cast<double>(lo));
+}
+
 std::string no_mass(int b) {
   return "row " + std::to_string(b) +
          " has no mass (the posterior of an impossible observation); it cannot be sampled";
@@ -101,14 +121,59 @@ std::string no_mass(int b) {
 
 template <class T>
 pmf_batch<T>::pmf_batch(detail::trusted_t, array<T>&& probs, int batch, int length,
-                        std::vector<std::int64_t> lowers, std::vector<T> truncated)
-    : batch_(batch), length_(length), lowers_(std::move(lowers)), truncated_(std::move(truncated)) {
+                        std::vector<std::int64_t> lowers, std::vector<T> truncated,
+                        double log_floor)
+    : batch_(batch),
+      length_(length),
+      lowers_(std::move(lowers)),
+      truncated_(std::move(truncated)),
+      floor_(log_floor) {
   detail::wait_for_stream(probs.stream());
   auto s = std::make_shared<const detail::batch_storage<T>>(std::move(probs));
   data_ = s->probs.data();
   storage_ = std::move(s);
   if (std::all_of(truncated_.begin(), truncated_.end(), [](T t) { return t == T(0); }))
     truncated_.clear();
+}
+
+template <class T>
+pmf_batch<T>::pmf_batch(detail::trusted_t, array<T>&& probs, array<T>&& log_probs, int batch,
+                        int length, std::vector<std::int64_t> lowers, std::vector<T> truncated)
+    : batch_(batch), length_(length), lowers_(std::move(lowers)), truncated_(std::move(truncated)) {
+  detail::wait_for_stream(probs.stream());
+  detail::wait_for_stream(log_probs.stream());
+  if (std::all_of(truncated_.begin(), truncated_.end(), [](T t) { return t == T(0); }))
+    truncated_.clear();
+  // the rows that keep log-probabilities, and the exact floor, in one pass
+  std::vector<unsigned char> rows(static_cast<std::size_t>(batch), 0);
+  std::vector<double> lows(static_cast<std::size_t>(batch), INFINITY);
+  if (!log_probs.empty()) {
+    const T* l = log_probs.data();
+    parallel_rows(batch, rows_per_chunk(length),
+                  [&](std::int64_t, std::int64_t b0, std::int64_t b1) {
+                    for (std::int64_t b = b0; b < b1; ++b) {
+                      lows[b] = row_min_log<T>(nullptr, l + b * length, length);
+                      rows[b] = lows[b] < detail::log_min_normal<T>;
+                    }
+                  });
+  } else {
+    const T* p = probs.data();
+    parallel_rows(batch, rows_per_chunk(length),
+                  [&](std::int64_t, std::int64_t b0, std::int64_t b1) {
+                    for (std::int64_t b = b0; b < b1; ++b)
+                      lows[b] = row_min_log<T>(p + b * length, nullptr, length);
+                  });
+  }
+  floor_ = *std::min_element(lows.begin(), lows.end());
+  std::shared_ptr<const detail::batch_storage<T>> s;
+  if (std::any_of(rows.begin(), rows.end(), [](unsigned char r) { return r != 0; }))
+    s = std::make_shared<const detail::batch_storage<T>>(std::move(probs), std::move(log_probs),
+                                                         std::move(rows));
+  else
+    s = std::make_shared<const detail::batch_storage<T>>(std::move(probs));
+  data_ = s->probs.data();
+  logs_ = s->logs.empty() ? nullptr : s->logs.data();
+  storage_ = std::move(s);
 }
 
 template <class T>
@@ -136,15 +201,24 @@ pmf_batch<T>::pmf_batch(const std::vector<pmf<T>>& rows) {
   }
   array<T> a(static_cast<std::size_t>(B * len));
   T* d = a.data();
+  // rows below T's range keep their log-probabilities: so does the batch
+  const bool logs =
+      std::any_of(rows.begin(), rows.end(), [](const pmf<T>& x) { return x.has_log_probs(); });
+  array<T> l(logs ? static_cast<std::size_t>(B * len) : 0);
+  T* dl = l.data();
   parallel_rows(B, rows_per_chunk(len), [&](std::int64_t, std::int64_t b0, std::int64_t b1) {
     for (std::int64_t b = b0; b < b1; ++b) {
       const std::int64_t n = rows[b].size();
       std::copy(rows[b].data(), rows[b].data() + n, d + b * len);
       std::fill(d + b * len + n, d + (b + 1) * len, T(0));
+      if (!logs) continue;
+      const std::vector<T> lb = rows[b].log_probs();
+      std::copy(lb.begin(), lb.end(), dl + b * len);
+      std::fill(dl + b * len + n, dl + (b + 1) * len, -std::numeric_limits<T>::infinity());
     }
   });
-  *this = pmf_batch(detail::trusted, std::move(a), static_cast<int>(B), static_cast<int>(len),
-                    std::move(lowers), std::move(truncated));
+  *this = pmf_batch(detail::trusted, std::move(a), std::move(l), static_cast<int>(B),
+                    static_cast<int>(len), std::move(lowers), std::move(truncated));
 }
 
 template <class T>
@@ -187,7 +261,9 @@ pmf_batch<T>::pmf_batch(int batch, int length, std::vector<std::int64_t> lowers,
       }
     }
   });
-  *this = pmf_batch(detail::trusted, std::move(values), batch, length, std::move(lowers));
+  // the exact floor (the rows are on the host now)
+  *this =
+      pmf_batch(detail::trusted, std::move(values), array<T>(), batch, length, std::move(lowers));
 }
 
 template <class T>
@@ -207,14 +283,35 @@ T pmf_batch<T>::prob(int b, std::int64_t k) const {
 }
 
 template <class T>
+T pmf_batch<T>::log_prob(int b, std::int64_t k) const {
+  MARG_EXPECTS(b >= 0 && b < batch_,
+               detail::bad_argument("marg::pmf_batch::log_prob", "b", b, "in 0..batch()-1"));
+  const std::int64_t lo = lowers_[b];
+  if (k < lo || k > lo + (length_ - 1)) return -std::numeric_limits<T>::infinity();
+  const std::int64_t i = std::int64_t{b} * length_ + (k - lo);
+  return logs_ ? logs_[i] : std::log(data_[i]);
+}
+
+template <class T>
+bool pmf_batch<T>::row_has_log_probs(int b) const {
+  MARG_EXPECTS(b >= 0 && b < batch_, detail::bad_argument("marg::pmf_batch::row_has_log_probs", "b",
+                                                          b, "in 0..batch()-1"));
+  return logs_ != nullptr && storage_->log_rows[b] != 0;
+}
+
+template <class T>
 pmf<T> pmf_batch<T>::row(int b) const {
   MARG_EXPECTS(b >= 0 && b < batch_,
                detail::bad_argument("marg::pmf_batch::row", "b", b, "in 0..batch()-1"));
   const T* r = data_ + std::int64_t{b} * length_;
-  if (std::all_of(r, r + length_, [](T v) { return v == T(0); })) return pmf<T>();
+  const bool logs = row_has_log_probs(b);
+  if (!logs && std::all_of(r, r + length_, [](T v) { return v == T(0); })) return pmf<T>();
   array<T> a(static_cast<std::size_t>(length_));
   std::copy(r, r + length_, a.data());
-  return pmf<T>(detail::trusted, std::move(a), lowers_[b], truncated_mass(b));
+  if (!logs) return pmf<T>(detail::trusted, std::move(a), lowers_[b], truncated_mass(b));
+  array<T> l(static_cast<std::size_t>(length_));
+  std::copy(logs_ + std::int64_t{b} * length_, logs_ + std::int64_t{b + 1} * length_, l.data());
+  return pmf<T>(detail::trusted, std::move(a), std::move(l), lowers_[b], truncated_mass(b));
 }
 
 template <class T>
@@ -329,21 +426,150 @@ std::vector<T> combine_truncated(int B, const std::vector<T>& a, const std::vect
   return r;
 }
 
+// The second term of a batched sum: the rows of a batch, or one pmf read by
+// every row (stride 0).
 template <class T>
-pmf_batch<T> add(const char* f, const pmf_batch<T>& x, const T* q, int n, std::int64_t strideq,
-                 const std::vector<std::int64_t>& ylowers, const std::vector<T>& ytruncated) {
-  const int B = x.batch(), m = x.length();
+struct term_rows {
+  const T* probs;
+  const T* logs;  // row-major log-probabilities, or nullptr when no row keeps them
+  int len;
+  std::int64_t stride;               // between rows; 0: one row shared by all
+  std::vector<unsigned char> flags;  // per row (one when shared): keeps log-probabilities
+  double floor;                      // bound on every non-zero log-probability (NaN: unknown)
+  const std::vector<std::int64_t>& lowers;
+  const std::vector<T>& truncated;
+
+  std::int64_t at(std::int64_t b) const { return stride == 0 ? 0 : b; }
+  bool keeps_logs(std::int64_t b) const { return logs != nullptr && flags[at(b)] != 0; }
+  const T* p(std::int64_t b) const { return probs + at(b) * len; }
+  // the log-probabilities of row b into out (from the logs where kept)
+  void logs_into(std::int64_t b, T* out) const {
+    if (logs != nullptr) {
+      std::copy(logs + at(b) * len, logs + (at(b) + 1) * len, out);
+    } else {
+      const T* q = p(b);
+      for (int i = 0; i < len; ++i) out[i] = std::log(q[i]);
+    }
+  }
+  double row_min(std::int64_t b) const {
+    return row_min_log(p(b), logs != nullptr ? logs + at(b) * len : nullptr, len);
+  }
+};
+
+template <class T>
+term_rows<T> rows_of(const pmf_batch<T>& y, std::int64_t stride) {
+  std::vector<unsigned char> flags(static_cast<std::size_t>(y.batch()));
+  for (int b = 0; b < y.batch(); ++b) flags[b] = y.row_has_log_probs(b);
+  return {y.data(), y.log_data(),  y.length(), stride,
+          flags,    y.log_floor(), y.lowers(), y.truncated_masses()};
+}
+
+// x_b + y_b for every row. The linear product of all rows is one
+// convolve_batched call, as it always was; a row whose terms keep
+// log-probabilities, or whose smallest products fall below T's normal range,
+// also gets a log_convolve_batched row (one call for all such rows), which
+// gives its elements below the linear product's accuracy floor exactly (the
+// floor and the mixing as in x + y of two pmfs). The batches' log floors
+// decide without reading the rows when no product can leave T's range.
+template <class T>
+pmf_batch<T> add(const char* f, const pmf_batch<T>& x, const term_rows<T>& y) {
+  const int B = x.batch(), m = x.length(), n = y.len;
   const int len = detail::length_checked(f, "length(x) + length(y) - 1", std::int64_t{m} + n - 1);
   std::vector<std::int64_t> lowers(B);
   for (int b = 0; b < B; ++b) {
-    const std::int64_t yl = ylowers[ylowers.size() == 1 ? 0 : b];
+    const std::int64_t yl = y.lowers[y.lowers.size() == 1 ? 0 : b];
     lowers[b] = detail::add_checked(f, "lower(x) + lower(y)", x.lowers()[b], yl);
     detail::add_checked(f, "upper(x) + upper(y)", x.lowers()[b] + (m - 1), yl + (n - 1));
   }
+  std::vector<T> truncated = combine_truncated(B, x.truncated_masses(), y.truncated);
   array<T> r(static_cast<std::size_t>(B) * len);
-  convolve_batched<T>(m, n, x.data(), 1, m, q, 1, strideq, r.data(), 1, len, B);
-  return pmf_batch<T>(detail::trusted, std::move(r), B, len, std::move(lowers),
-                      combine_truncated(B, x.truncated_masses(), ytruncated));
+  convolve_batched<T>(m, n, x.data(), 1, m, y.probs, 1, y.stride, r.data(), 1, len, B);
+  const double normal = detail::log_min_normal<T>;
+  if (!x.has_log_probs() && y.logs == nullptr && x.log_floor() + y.floor >= normal)
+    return pmf_batch<T>(detail::trusted, std::move(r), B, len, std::move(lowers),
+                        std::move(truncated), x.log_floor() + y.floor);
+  // the rows that need log space
+  std::vector<unsigned char> slow(static_cast<std::size_t>(B), 0);
+  std::vector<double> lows(static_cast<std::size_t>(B));
+  const double shared_min = y.stride == 0 ? y.row_min(0) : 0;
+  parallel_rows(B, rows_per_chunk(m + n), [&](std::int64_t, std::int64_t b0, std::int64_t b1) {
+    for (std::int64_t b = b0; b < b1; ++b) {
+      const double lx =
+          row_min_log(x.data() + b * m, x.has_log_probs() ? x.log_data() + b * m : nullptr, m);
+      lows[b] = lx + (y.stride == 0 ? shared_min : y.row_min(b));
+      slow[b] = x.row_has_log_probs(static_cast<int>(b)) || y.keeps_logs(b) || lows[b] < normal;
+    }
+  });
+  std::vector<std::int64_t> rows;
+  for (int b = 0; b < B; ++b)
+    if (slow[b]) rows.push_back(b);
+  if (rows.empty())
+    return pmf_batch<T>(detail::trusted, std::move(r), B, len, std::move(lowers),
+                        std::move(truncated), *std::min_element(lows.begin(), lows.end()));
+  const auto k = static_cast<std::int64_t>(rows.size());
+  const bool shared = y.stride == 0;
+  array<T> la(static_cast<std::size_t>(k * m)), lb(static_cast<std::size_t>(shared ? n : k * n));
+  array<T> lr(static_cast<std::size_t>(k * len));
+  parallel_rows(k, rows_per_chunk(m + n), [&](std::int64_t, std::int64_t j0, std::int64_t j1) {
+    for (std::int64_t j = j0; j < j1; ++j) {
+      const std::int64_t b = rows[j];
+      if (x.has_log_probs()) {
+        std::copy(x.log_data() + b * m, x.log_data() + (b + 1) * m, la.data() + j * m);
+      } else {
+        const T* p = x.data() + b * m;
+        for (int i = 0; i < m; ++i) la.data()[j * m + i] = std::log(p[i]);
+      }
+      if (!shared) y.logs_into(b, lb.data() + j * n);
+    }
+  });
+  if (shared) y.logs_into(0, lb.data());
+  log_convolve_batched<T>(m, n, la.data(), 1, m, lb.data(), 1, shared ? 0 : n, lr.data(), 1, len,
+                          static_cast<int>(k), lr.stream());
+  detail::wait_for_stream(r.stream());
+  detail::wait_for_stream(lr.stream());
+  // each log row: the linear value at or above the floor, the log-space one below it
+  const T keep_floor = detail::underflow_floor<T>(static_cast<long double>(std::min(m, n)));
+  std::vector<unsigned char> tiny(static_cast<std::size_t>(k), 0);
+  parallel_rows(k, rows_per_chunk(len), [&](std::int64_t, std::int64_t j0, std::int64_t j1) {
+    for (std::int64_t j = j0; j < j1; ++j) {
+      const std::int64_t b = rows[j];
+      T* p = r.data() + b * len;
+      T* l = lr.data() + j * len;
+      // inputs that keep log-probabilities lost values under denorm_min in
+      // their probabilities: the linear product holds above the underflow floor
+      const T floor = x.row_has_log_probs(static_cast<int>(b)) || y.keeps_logs(b)
+                          ? keep_floor
+                          : std::numeric_limits<T>::min();
+      for (int i = 0; i < len; ++i) {
+        if (p[i] >= floor) {
+          l[i] = std::log(p[i]);
+        } else {
+          p[i] = std::exp(l[i]);
+          tiny[j] |= l[i] != -std::numeric_limits<T>::infinity() && l[i] < normal;
+        }
+      }
+    }
+  });
+  if (std::none_of(tiny.begin(), tiny.end(), [](unsigned char t) { return t != 0; }))
+    return pmf_batch<T>(detail::trusted, std::move(r), array<T>(), B, len, std::move(lowers),
+                        std::move(truncated));
+  // the batch keeps log-probabilities: the log rows' own, the logs of the others
+  array<T> logs(static_cast<std::size_t>(B) * len);
+  std::vector<std::int64_t> index(static_cast<std::size_t>(B), -1);
+  for (std::int64_t j = 0; j < k; ++j) index[rows[j]] = j;
+  parallel_rows(B, rows_per_chunk(len), [&](std::int64_t, std::int64_t b0, std::int64_t b1) {
+    for (std::int64_t b = b0; b < b1; ++b) {
+      T* o = logs.data() + b * len;
+      if (index[b] >= 0) {
+        std::copy(lr.data() + index[b] * len, lr.data() + (index[b] + 1) * len, o);
+      } else {
+        const T* p = r.data() + b * len;
+        for (int i = 0; i < len; ++i) o[i] = std::log(p[i]);
+      }
+    }
+  });
+  return pmf_batch<T>(detail::trusted, std::move(r), std::move(logs), B, len, std::move(lowers),
+                      std::move(truncated));
 }
 
 }  // namespace
@@ -353,7 +579,7 @@ pmf_batch<T> operator+(const pmf_batch<T>& x, const pmf_batch<T>& y) {
   const char* f = "marg::operator+ (pmf_batch)";
   const std::int64_t sq = stride_of_second(f, x, y);
   const detail::operands_device on(f, "x", x.device(), "y", y.device());
-  return add(f, x, y.data(), y.length(), sq, y.lowers(), y.truncated_masses());
+  return add(f, x, rows_of(y, sq));
 }
 
 template <class T>
@@ -364,7 +590,13 @@ pmf_batch<T> operator+(const pmf_batch<T>& x, const pmf<T>& y) {
   const detail::operands_device on(f, "x", x.device(), "y", y.device());
   const std::vector<T> yt =
       y.truncated_mass() == T(0) ? std::vector<T>{} : std::vector<T>{y.truncated_mass()};
-  return add(f, x, y.data(), static_cast<int>(y.size()), 0, {y.lower()}, yt);
+  const std::vector<std::int64_t> yl{y.lower()};
+  const int n = static_cast<int>(y.size());
+  const double floor = row_min_log(y.data(), y.log_data(), n);
+  return add(f, x,
+             term_rows<T>{y.data(), y.log_data(), n, 0,
+                          std::vector<unsigned char>{static_cast<unsigned char>(y.has_log_probs())},
+                          floor, yl, yt});
 }
 
 template <class T>
@@ -378,20 +610,27 @@ pmf_batch<T> operator-(const pmf_batch<T>& x) {
     detail::sub_checked(f, "-lower(x)", 0, x.lowers()[b]);
   }
 #if MARG_WITH_CUDA
-  const detail::device_guard on(x.device());  // x's rows are reversed on x's device
-  if (detail::gpu::active())                  // rows stay on the device
+  const detail::device_guard on(x.device());        // x's rows are reversed on x's device
+  if (detail::gpu::active() && !x.has_log_probs())  // rows stay on the device
     return pmf_batch<T>(detail::trusted, detail::gpu::reverse_rows_on_device(x.data(), B, L), B, L,
-                        std::move(lowers), x.truncated_masses());
+                        std::move(lowers), x.truncated_masses(), x.log_floor());
 #endif
   array<T> r(static_cast<std::size_t>(B) * L);
+  array<T> l(x.has_log_probs() ? static_cast<std::size_t>(B) * L : 0);
   T* d = r.data();
   parallel_rows(B, rows_per_chunk(L), [&](std::int64_t, std::int64_t b0, std::int64_t b1) {
     for (std::int64_t b = b0; b < b1; ++b) {
       const T* s = x.data() + b * L;
       std::reverse_copy(s, s + L, d + b * L);
+      if (x.has_log_probs())
+        std::reverse_copy(x.log_data() + b * L, x.log_data() + (b + 1) * L, l.data() + b * L);
     }
   });
-  return pmf_batch<T>(detail::trusted, std::move(r), B, L, std::move(lowers), x.truncated_masses());
+  if (x.has_log_probs())
+    return pmf_batch<T>(detail::trusted, std::move(r), std::move(l), B, L, std::move(lowers),
+                        x.truncated_masses());
+  return pmf_batch<T>(detail::trusted, std::move(r), B, L, std::move(lowers), x.truncated_masses(),
+                      x.log_floor());
 }
 
 template <class T>
@@ -447,6 +686,68 @@ std::vector<std::int64_t> lowers_of_second(const pmf_batch<T>& x, const pmf_batc
   return r;
 }
 
+// whether row b of x + y runs in log space: a term keeps log-probabilities
+template <class T>
+bool log_row(const pmf_batch<T>& x, const pmf_batch<T>& y, std::int64_t b) {
+  return x.row_has_log_probs(static_cast<int>(b)) ||
+         y.row_has_log_probs(y.batch() == 1 ? 0 : static_cast<int>(b));
+}
+
+// the rows of x + y that run in log space, in order (none when neither batch
+// keeps log-probabilities: nothing is read)
+template <class T>
+std::vector<std::int64_t> log_rows_of(const pmf_batch<T>& x, const pmf_batch<T>& y) {
+  std::vector<std::int64_t> r;
+  if (!x.has_log_probs() && !y.has_log_probs()) return r;
+  for (int b = 0; b < x.batch(); ++b)
+    if (log_row(x, y, b)) r.push_back(b);
+  return r;
+}
+
+// Posterior rows written from pmfs (the log-space rows of a batched
+// conditioning) into a padded batch; the batch keeps log-probabilities when
+// some written row does.
+template <class T>
+class posterior_rows {
+ public:
+  posterior_rows(array<T>& probs, int batch, int length)
+      : probs_(probs), length_(length), own_(static_cast<std::size_t>(batch), 0) {}
+  // row b := post (empty: all zero) on the padded support from `lower`
+  void put(std::int64_t b, const pmf<T>& post, std::int64_t lower) {
+    T* p = probs_.data() + b * length_;
+    std::fill(p, p + length_, T(0));
+    if (post.empty()) return;
+    const std::int64_t at = post.lower() - lower;
+    std::copy(post.data(), post.data() + post.size(), p + at);
+    if (!post.has_log_probs()) return;
+    if (logs_.empty()) logs_ = array<T>(own_.size() * static_cast<std::size_t>(length_));
+    T* l = logs_.data() + b * length_;
+    std::fill(l, l + length_, -std::numeric_limits<T>::infinity());
+    std::copy(post.log_data(), post.log_data() + post.size(), l + at);
+    own_[b] = 1;
+  }
+  // the log-probabilities of the batch (empty when no row kept them)
+  array<T> finish() {
+    if (logs_.empty()) return {};
+    const auto B = static_cast<std::int64_t>(own_.size());
+    parallel_rows(B, rows_per_chunk(length_), [&](std::int64_t, std::int64_t b0, std::int64_t b1) {
+      for (std::int64_t b = b0; b < b1; ++b) {
+        if (own_[b]) continue;
+        const T* p = probs_.data() + b * length_;
+        T* l = logs_.data() + b * length_;
+        for (int i = 0; i < length_; ++i) l[i] = std::log(p[i]);
+      }
+    });
+    return std::move(logs_);
+  }
+
+ private:
+  array<T>& probs_;
+  int length_;
+  std::vector<unsigned char> own_;
+  array<T> logs_;
+};
+
 }  // namespace
 
 template <class T>
@@ -460,6 +761,7 @@ std::vector<T> log_prob_sum(const pmf_batch<T>& x, const pmf_batch<T>& y,
   parallel_rows(x.batch(), rows_per_chunk(std::min(m, n)),
                 [&](std::int64_t, std::int64_t b0, std::int64_t b1) {
                   for (std::int64_t b = b0; b < b1; ++b) {
+                    if (log_row(x, y, b)) continue;  // below, in log space
                     const auto d = anti_diagonal_of(x.lowers()[b], m, lower_of(y, b), n, k[b]);
                     long double s = 0;
                     if (!d.empty()) {
@@ -472,6 +774,13 @@ std::vector<T> log_prob_sum(const pmf_batch<T>& x, const pmf_batch<T>& y,
                     r[b] = static_cast<T>(std::log(s));
                   }
                 });
+  // rows whose terms keep log-probabilities: the log-space diagonal of log_prob_sum
+  for (const std::int64_t b : log_rows_of(x, y)) {
+    const pmf<T> xb = x.row(static_cast<int>(b)),
+                 yb = y.row(y.batch() == 1 ? 0 : static_cast<int>(b));
+    r[b] = xb.empty() || yb.empty() ? -std::numeric_limits<T>::infinity()
+                                    : marg::log_prob_sum(xb, yb, k[b]);
+  }
   return r;
 }
 
@@ -520,6 +829,9 @@ batch_sum_posterior<T> posterior_given_evidence(const pmf_batch<T>& x, const pmf
   array<T>& gp = rows.first;
   array<T>& gq = rows.second;
   std::vector<T> ll(B);
+  // rows for log space: terms that keep log-probabilities, or evidence that the
+  // linear products find impossible
+  std::vector<unsigned char> redo(static_cast<std::size_t>(B), 0);
   // posterior rows: p ⊙ gp and q ⊙ gq, normalized in place (the products in a
   // wider type: in T they can underflow while the posterior is not small)
   parallel_rows(B, rows_per_chunk(m + n), [&](std::int64_t, std::int64_t b0, std::int64_t b1) {
@@ -530,6 +842,7 @@ batch_sum_posterior<T> posterior_given_evidence(const pmf_batch<T>& x, const pmf
       const long double sx = detail::normalize_into(rx, px, 1);
       const long double sy = detail::normalize_into(ry, py, 1);
       const double scale = log_scale.empty() ? 0 : log_scale[b];
+      redo[b] = scale > -INFINITY && (log_row(x, y, b) || !(sx > 0 && sy > 0));
       if (sx > 0 && sy > 0 && scale > -INFINITY) {
         // as sample_given_evidence: the row's log in T, its scale added in double
         ll[b] = log_scale.empty()
@@ -542,8 +855,27 @@ batch_sum_posterior<T> posterior_given_evidence(const pmf_batch<T>& x, const pmf
       }
     }
   });
-  return {std::move(ll), pmf_batch<T>(detail::trusted, std::move(gp), B, m, x.lowers()),
-          pmf_batch<T>(detail::trusted, std::move(gq), B, n, lowers_of_second(x, y))};
+  // the log-space rows: condition_on_sum of the rows as pmfs (log_convolve
+  // correlations where the terms or the products are below T's range)
+  posterior_rows<T> ox(gp, B, m), oy(gq, B, n);
+  for (std::int64_t b = 0; b < B; ++b) {
+    if (!redo[b]) continue;
+    const pmf<T> xb = x.row(static_cast<int>(b)), yb = y.row(sq == 0 ? 0 : static_cast<int>(b));
+    sum_posterior<T> post{-std::numeric_limits<T>::infinity(), {}, {}};
+    if (!xb.empty() && !yb.empty())
+      post = marg::condition_on_sum(xb, yb, std::vector<T>(like + b * len, like + (b + 1) * len));
+    const double scale = log_scale.empty() ? 0 : log_scale[b];
+    ll[b] = post.log_likelihood == -std::numeric_limits<T>::infinity() || log_scale.empty()
+                ? post.log_likelihood
+                : static_cast<T>(static_cast<double>(post.log_likelihood) + scale);
+    const bool possible = post.log_likelihood > -std::numeric_limits<T>::infinity();
+    ox.put(b, possible ? post.first : pmf<T>(), x.lowers()[b]);
+    oy.put(b, possible ? post.second : pmf<T>(), lower_of(y, b));
+  }
+  array<T> lx = ox.finish(), ly = oy.finish();
+  return {
+      std::move(ll), pmf_batch<T>(detail::trusted, std::move(gp), std::move(lx), B, m, x.lowers()),
+      pmf_batch<T>(detail::trusted, std::move(gq), std::move(ly), B, n, lowers_of_second(x, y))};
 }
 
 }  // namespace
@@ -589,6 +921,7 @@ batch_sum_posterior<T> condition_on_sum(const pmf_batch<T>& x, const pmf_batch<T
       T* oy = py.data() + b * n;
       std::fill(ox, ox + m, T(0));
       std::fill(oy, oy + n, T(0));
+      if (log_row(x, y, b)) continue;  // below, in log space
       const auto d = anti_diagonal_of(x.lowers()[b], m, lower_of(y, b), n, k[b]);
       long double s = 0;
       if (!d.empty()) {
@@ -601,8 +934,20 @@ batch_sum_posterior<T> condition_on_sum(const pmf_batch<T>& x, const pmf_batch<T
       ll[b] = s > 0 ? static_cast<T>(std::log(s)) : -std::numeric_limits<T>::infinity();
     }
   });
-  return {std::move(ll), pmf_batch<T>(detail::trusted, std::move(px), B, m, x.lowers()),
-          pmf_batch<T>(detail::trusted, std::move(py), B, n, lowers_of_second(x, y))};
+  // rows whose terms keep log-probabilities: the log-space diagonal of condition_on_sum
+  posterior_rows<T> ox(px, B, m), oy(py, B, n);
+  for (const std::int64_t b : log_rows_of(x, y)) {
+    const pmf<T> xb = x.row(static_cast<int>(b)), yb = y.row(sq == 0 ? 0 : static_cast<int>(b));
+    sum_posterior<T> post{-std::numeric_limits<T>::infinity(), {}, {}};
+    if (!xb.empty() && !yb.empty()) post = marg::condition_on_sum(xb, yb, k[b]);
+    ll[b] = post.log_likelihood;
+    ox.put(b, post.first, x.lowers()[b]);
+    oy.put(b, post.second, lower_of(y, b));
+  }
+  array<T> lx = ox.finish(), ly = oy.finish();
+  return {
+      std::move(ll), pmf_batch<T>(detail::trusted, std::move(px), std::move(lx), B, m, x.lowers()),
+      pmf_batch<T>(detail::trusted, std::move(py), std::move(ly), B, n, lowers_of_second(x, y))};
 }
 
 template <class T>
@@ -613,7 +958,18 @@ batch_sum_gradient<T> sum_grad(const pmf_batch<T>& x, const pmf_batch<T>& y,
   const int len = check_over_sums(f, "g", x, y, g);
   check_finite(f, "g", g.data(), static_cast<std::int64_t>(g.size()));
   const auto [gp, gq] = gradient_rows(x, y, sq, g.data(), len);
-  return {gp.to_vector(), gq.to_vector()};
+  batch_sum_gradient<T> r{gp.to_vector(), gq.to_vector()};
+  // rows whose terms keep log-probabilities: sum_grad of the rows as pmfs, in log space
+  const int m = x.length(), n = y.length();
+  for (const std::int64_t b : log_rows_of(x, y)) {
+    const pmf<T> xb = x.row(static_cast<int>(b)), yb = y.row(sq == 0 ? 0 : static_cast<int>(b));
+    if (xb.empty() || yb.empty()) continue;  // an all-zero row: the linear rows are exact
+    const sum_gradient<T> gb =
+        marg::sum_grad(xb, yb, std::vector<T>(g.begin() + b * len, g.begin() + (b + 1) * len));
+    std::copy(gb.first.begin(), gb.first.end(), r.first.begin() + b * m);
+    std::copy(gb.second.begin(), gb.second.end(), r.second.begin() + b * n);
+  }
+  return r;
 }
 
 namespace detail {

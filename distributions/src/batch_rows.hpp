@@ -29,7 +29,14 @@ int sum_length(const char* function, const pmf_batch<T>& x, const pmf_batch<T>& 
 template <class T>
 struct batch_storage {
   explicit batch_storage(array<T>&& p) : probs(std::move(p)) {}
+  batch_storage(array<T>&& p, array<T>&& l, std::vector<unsigned char>&& rows)
+      : probs(std::move(p)), logs(std::move(l)), log_rows(std::move(rows)) {}
   array<T> probs;
+  // row-major log-probabilities (-inf in the padding), kept when some row has a
+  // probability below T's normal range; empty otherwise
+  array<T> logs;
+  // per row: 1 where the row has such a probability (logs is its exact form)
+  std::vector<unsigned char> log_rows;
   // row totals for sampling, built on first use
   mutable std::once_flag once;
   mutable std::vector<double> totals;

@@ -235,6 +235,16 @@ long double log_weights(const pmf<T>& x, const pmf<T>& y, std::int64_t k, diagon
 template <class T>
 inline const double log_min_normal = std::log(static_cast<double>(std::numeric_limits<T>::min()));
 
+/// The smallest value that a sum of linear products holds to a quarter of T's
+/// rounding when up to `losses` of its terms each lost under denorm_min to
+/// underflow: 4 losses denorm_min / eps, and at least T's smallest normal.
+template <class T>
+T underflow_floor(long double losses) {
+  const long double f =
+      4 * losses * std::numeric_limits<T>::denorm_min() / std::numeric_limits<T>::epsilon();
+  return static_cast<T>(std::max<long double>(f, std::numeric_limits<T>::min()));
+}
+
 /// A pmf from log-probabilities `lp` (any V, -inf allowed), normalized by
 /// their log-sum-exp: the probabilities are exp(lp - lse) in T, and the
 /// log-probabilities are kept beside them when some non-zero probability is

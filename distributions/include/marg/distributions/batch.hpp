@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <random>
 #include <type_traits>
@@ -82,7 +83,24 @@ class pmf_batch {
   /// @param length padded row length
   /// @param lowers lower bound of each row
   /// @param truncated per-row truncated mass (batch values), or empty for none
+  /// @param log_floor a lower bound on the log of every non-zero probability of the
+  ///        batch (NaN: not known; operations then read the rows on the host to find it)
   pmf_batch(detail::trusted_t tag, array<T>&& probs, int batch, int length,
+            std::vector<std::int64_t> lowers, std::vector<T> truncated = {},
+            double log_floor = std::numeric_limits<double>::quiet_NaN());
+  /// Wraps a row-major batch together with its log-probabilities, which stay exact where a
+  /// probability is below T's normal range (internal use). Rows whose log-probabilities
+  /// all lie within T's normal range are marked as not keeping them (row_has_log_probs);
+  /// when no row keeps them the log-probabilities are dropped.
+  /// @param tag detail::trusted
+  /// @param probs batch * length probabilities (0 where they underflow T)
+  /// @param log_probs batch * length log-probabilities of the same values (-inf in the
+  ///        padding), or an empty array for none
+  /// @param batch number of rows
+  /// @param length padded row length
+  /// @param lowers lower bound of each row
+  /// @param truncated per-row truncated mass (batch values), or empty for none
+  pmf_batch(detail::trusted_t tag, array<T>&& probs, array<T>&& log_probs, int batch, int length,
             std::vector<std::int64_t> lowers, std::vector<T> truncated = {});
 
   /// @return number of rows
@@ -107,6 +125,27 @@ class pmf_batch {
   pmf<T> row(int b) const;
   /// @return pointer to the row-major probabilities (pool memory)
   const T* data() const noexcept { return data_; }
+  /// @param b row
+  /// @param k value
+  /// @return log P(X_b = k), finite wherever the probability is non-zero, also below T's
+  ///         range; -inf outside the row's support or where it is 0
+  T log_prob(int b, std::int64_t k) const;
+  /// @return true when some row has a probability below T's normal range and the batch
+  ///         keeps its log-probabilities beside the probabilities; sums and conditioning
+  ///         then work in log space on those rows (marg::log_convolve_batched)
+  bool has_log_probs() const noexcept { return logs_ != nullptr; }
+  /// @param b row
+  /// @return true when row b has a probability below T's normal range (its
+  ///         log-probabilities are then the exact form of the row)
+  bool row_has_log_probs(int b) const;
+  /// @return pointer to the row-major log-probabilities (batch * length, -inf in the
+  ///         padding) when has_log_probs(), else nullptr (pool memory)
+  const T* log_data() const noexcept { return logs_; }
+  /// @return a lower bound on the log of every non-zero probability of the batch (exact for
+  ///         batches built from pmfs or values, a bound for sums and binomial_batch), used to
+  ///         keep sums whose products stay in T's normal range on the linear path without
+  ///         reading the rows; NaN when not known
+  double log_floor() const noexcept { return floor_; }
   /// Draws one value per row: batch() uniforms taken from g in row order, then
   /// sample_with() (rows inverted in parallel).
   /// @param g a uniform random bit generator
@@ -156,9 +195,11 @@ class pmf_batch {
 
   std::shared_ptr<const detail::batch_storage<T>> storage_;
   const T* data_ = nullptr;
+  const T* logs_ = nullptr;
   int batch_ = 0, length_ = 0;
   std::vector<std::int64_t> lowers_;
   std::vector<T> truncated_;
+  double floor_ = std::numeric_limits<double>::quiet_NaN();
 };
 
 /// A batch of binomial laws with their own n and p, each trimmed to the window
