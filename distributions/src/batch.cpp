@@ -104,10 +104,7 @@ double row_min_log(const T* p, const T* l, int n) {
       if (l[i] != -std::numeric_limits<T>::infinity()) lo = std::min(lo, static_cast<double>(l[i]));
     return lo;
   }
-  T lo = std::numeric_limits<T>::infinity();
-  for (int i = 0; i < n; ++i)
-    if (p[i] > T(0)) lo = std::min(lo, p[i]);
-  return std::log(static_cast<double>(lo));
+  return detail::log_min_positive(p, n);
 }
 
 std::string no_mass(int b) {
@@ -686,6 +683,27 @@ std::vector<std::int64_t> lowers_of_second(const pmf_batch<T>& x, const pmf_batc
   return r;
 }
 
+// the smallest non-zero product of a row, in long double (+inf when none is)
+template <class T>
+long double smallest_term(const product_row<T>& r) {
+  long double lo = INFINITY;
+  for (std::int64_t i = 0; i < r.n; ++i) {
+    const long double t = r.template term<long double>(i);
+    if (t > 0) lo = std::min(lo, t);
+  }
+  return lo;
+}
+
+// whether the normalized products `out` of r lost a non-zero value below T's
+// normal range
+template <class T>
+bool lost_below_range(const product_row<T>& r, const T* out) {
+  for (std::int64_t i = 0; i < r.n; ++i)
+    if (out[i] < std::numeric_limits<T>::min() && r.a[i] != T(0) && r.b[i * r.sb] != T(0))
+      return true;
+  return false;
+}
+
 // whether row b of x + y runs in log space: a term keeps log-probabilities
 template <class T>
 bool log_row(const pmf_batch<T>& x, const pmf_batch<T>& y, std::int64_t b) {
@@ -839,10 +857,18 @@ batch_sum_posterior<T> posterior_given_evidence(const pmf_batch<T>& x, const pmf
       T* px = gp.data() + b * m;
       T* py = gq.data() + b * n;
       const product_row<T> rx{x.data() + b * m, px, 1, m}, ry{y.data() + b * sq, py, 1, n};
+      const long double lx = smallest_term(rx), ly = smallest_term(ry);
       const long double sx = detail::normalize_into(rx, px, 1);
       const long double sy = detail::normalize_into(ry, py, 1);
       const double scale = log_scale.empty() ? 0 : log_scale[b];
-      redo[b] = scale > -INFINITY && (log_row(x, y, b) || !(sx > 0 && sy > 0));
+      // a posterior value below T's range is kept in log space too, and
+      // products of likelihoods and probabilities that leave T's range (the
+      // linear correlations lose them) are formed in log space
+      const long double normal = std::numeric_limits<T>::min();
+      redo[b] = scale > -INFINITY &&
+                (log_row(x, y, b) || !(sx > 0 && sy > 0) || lx < normal * sx || ly < normal * sy ||
+                 detail::soft_products_underflow(x.data() + b * m, m, y.data() + b * sq, n,
+                                                 like + b * len));
       if (sx > 0 && sy > 0 && scale > -INFINITY) {
         // as sample_given_evidence: the row's log in T, its scale added in double
         ll[b] = log_scale.empty()
@@ -915,28 +941,36 @@ batch_sum_posterior<T> condition_on_sum(const pmf_batch<T>& x, const pmf_batch<T
   const int B = x.batch(), m = x.length(), n = y.length();
   array<T> px(static_cast<std::size_t>(B) * m), py(static_cast<std::size_t>(B) * n);
   std::vector<T> ll(B);
+  // rows for log space: terms that keep log-probabilities, or posteriors with
+  // values below T's range
+  std::vector<unsigned char> redo(static_cast<std::size_t>(B), 0);
   parallel_rows(B, rows_per_chunk(m + n), [&](std::int64_t, std::int64_t b0, std::int64_t b1) {
     for (std::int64_t b = b0; b < b1; ++b) {
       T* ox = px.data() + b * m;
       T* oy = py.data() + b * n;
       std::fill(ox, ox + m, T(0));
       std::fill(oy, oy + n, T(0));
-      if (log_row(x, y, b)) continue;  // below, in log space
+      redo[b] = log_row(x, y, b);
+      if (redo[b]) continue;  // below, in log space
       const auto d = anti_diagonal_of(x.lowers()[b], m, lower_of(y, b), n, k[b]);
       long double s = 0;
       if (!d.empty()) {
         const auto pr = detail::diagonal_products(x.data() + b * m, y.data() + b * sq, d);
         s = detail::normalize_into(pr, ox + d.lo, 1);
         // y = kk - j runs down as j runs up: the same values, written backwards
-        if (s > 0)
+        if (s > 0) {
           std::copy(ox + d.lo, ox + d.hi + 1, std::make_reverse_iterator(oy + d.kk - d.lo + 1));
+          redo[b] = lost_below_range(pr, ox + d.lo);
+        }
       }
       ll[b] = s > 0 ? static_cast<T>(std::log(s)) : -std::numeric_limits<T>::infinity();
     }
   });
-  // rows whose terms keep log-probabilities: the log-space diagonal of condition_on_sum
+  // those rows as pmfs through condition_on_sum (the log-space diagonal, or
+  // long double weights whose posterior keeps its log-probabilities)
   posterior_rows<T> ox(px, B, m), oy(py, B, n);
-  for (const std::int64_t b : log_rows_of(x, y)) {
+  for (std::int64_t b = 0; b < B; ++b) {
+    if (!redo[b]) continue;
     const pmf<T> xb = x.row(static_cast<int>(b)), yb = y.row(sq == 0 ? 0 : static_cast<int>(b));
     sum_posterior<T> post{-std::numeric_limits<T>::infinity(), {}, {}};
     if (!xb.empty() && !yb.empty()) post = marg::condition_on_sum(xb, yb, k[b]);
