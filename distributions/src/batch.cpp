@@ -142,9 +142,10 @@ pmf_batch<T>::pmf_batch(detail::trusted_t, array<T>&& probs, array<T>&& log_prob
   if (std::all_of(truncated_.begin(), truncated_.end(), [](T t) { return t == T(0); }))
     truncated_.clear();
   // the rows that keep log-probabilities, and the exact floor, in one pass
+  // over the log-probabilities (without them the floor is found on first use)
   std::vector<unsigned char> rows(static_cast<std::size_t>(batch), 0);
-  std::vector<double> lows(static_cast<std::size_t>(batch), INFINITY);
   if (!log_probs.empty()) {
+    std::vector<double> lows(static_cast<std::size_t>(batch), INFINITY);
     const T* l = log_probs.data();
     parallel_rows(batch, rows_per_chunk(length),
                   [&](std::int64_t, std::int64_t b0, std::int64_t b1) {
@@ -153,15 +154,8 @@ pmf_batch<T>::pmf_batch(detail::trusted_t, array<T>&& probs, array<T>&& log_prob
                       rows[b] = lows[b] < detail::log_min_normal<T>;
                     }
                   });
-  } else {
-    const T* p = probs.data();
-    parallel_rows(batch, rows_per_chunk(length),
-                  [&](std::int64_t, std::int64_t b0, std::int64_t b1) {
-                    for (std::int64_t b = b0; b < b1; ++b)
-                      lows[b] = row_min_log<T>(p + b * length, nullptr, length);
-                  });
+    floor_ = *std::min_element(lows.begin(), lows.end());
   }
-  floor_ = *std::min_element(lows.begin(), lows.end());
   std::shared_ptr<const detail::batch_storage<T>> s;
   if (std::any_of(rows.begin(), rows.end(), [](unsigned char r) { return r != 0; }))
     s = std::make_shared<const detail::batch_storage<T>>(std::move(probs), std::move(log_probs),
@@ -248,19 +242,16 @@ pmf_batch<T>::pmf_batch(int batch, int length, std::vector<std::int64_t> lowers,
       T* r = d + b * length;
       double s = row_total(r, length);
       MARG_EXPECTS(s > 0, std::string(f) + ": row " + std::to_string(b) + " of values is all zero");
-      if (!normalize) continue;
-      if (std::isfinite(s)) {
+      if (normalize && std::isfinite(s)) {
         for (int i = 0; i < length; ++i) r[i] = static_cast<T>(r[i] / s);
-      } else {  // the double sum overflowed
+      } else if (normalize) {  // the double sum overflowed
         long double sl = 0;
         for (int i = 0; i < length; ++i) sl += r[i];
         for (int i = 0; i < length; ++i) r[i] = static_cast<T>(r[i] / sl);
       }
     }
   });
-  // the exact floor (the rows are on the host now)
-  *this =
-      pmf_batch(detail::trusted, std::move(values), array<T>(), batch, length, std::move(lowers));
+  *this = pmf_batch(detail::trusted, std::move(values), batch, length, std::move(lowers));
 }
 
 template <class T>
@@ -287,6 +278,25 @@ T pmf_batch<T>::log_prob(int b, std::int64_t k) const {
   if (k < lo || k > lo + (length_ - 1)) return -std::numeric_limits<T>::infinity();
   const std::int64_t i = std::int64_t{b} * length_ + (k - lo);
   return logs_ ? logs_[i] : std::log(data_[i]);
+}
+
+template <class T>
+double pmf_batch<T>::log_floor() const {
+  if (!std::isnan(floor_) || !storage_) return floor_;
+  const auto& s = *storage_;
+  std::call_once(s.floor_once, [&] {
+    std::vector<double> lows(static_cast<std::size_t>(batch_));
+    detail::prepare_host_access(data_, static_cast<std::size_t>(batch_) * length_ * sizeof(T),
+                                s.probs.stream());
+    parallel_rows(
+        batch_, rows_per_chunk(length_), [&](std::int64_t, std::int64_t b0, std::int64_t b1) {
+          for (std::int64_t b = b0; b < b1; ++b)
+            lows[b] = row_min_log(data_ + b * length_,
+                                  logs_ != nullptr ? logs_ + b * length_ : nullptr, length_);
+        });
+    s.floor = *std::min_element(lows.begin(), lows.end());
+  });
+  return s.floor;
 }
 
 template <class T>
@@ -610,7 +620,7 @@ pmf_batch<T> operator-(const pmf_batch<T>& x) {
   const detail::device_guard on(x.device());        // x's rows are reversed on x's device
   if (detail::gpu::active() && !x.has_log_probs())  // rows stay on the device
     return pmf_batch<T>(detail::trusted, detail::gpu::reverse_rows_on_device(x.data(), B, L), B, L,
-                        std::move(lowers), x.truncated_masses(), x.log_floor());
+                        std::move(lowers), x.truncated_masses(), detail::known_log_floor(x));
 #endif
   array<T> r(static_cast<std::size_t>(B) * L);
   array<T> l(x.has_log_probs() ? static_cast<std::size_t>(B) * L : 0);
@@ -627,7 +637,7 @@ pmf_batch<T> operator-(const pmf_batch<T>& x) {
     return pmf_batch<T>(detail::trusted, std::move(r), std::move(l), B, L, std::move(lowers),
                         x.truncated_masses());
   return pmf_batch<T>(detail::trusted, std::move(r), B, L, std::move(lowers), x.truncated_masses(),
-                      x.log_floor());
+                      detail::known_log_floor(x));
 }
 
 template <class T>
@@ -681,17 +691,6 @@ std::vector<std::int64_t> lowers_of_second(const pmf_batch<T>& x, const pmf_batc
   std::vector<std::int64_t> r(x.batch());
   for (int b = 0; b < x.batch(); ++b) r[b] = lower_of(y, b);
   return r;
-}
-
-// the smallest non-zero product of a row, in long double (+inf when none is)
-template <class T>
-long double smallest_term(const product_row<T>& r) {
-  long double lo = INFINITY;
-  for (std::int64_t i = 0; i < r.n; ++i) {
-    const long double t = r.template term<long double>(i);
-    if (t > 0) lo = std::min(lo, t);
-  }
-  return lo;
 }
 
 // whether the normalized products `out` of r lost a non-zero value below T's
@@ -850,6 +849,11 @@ batch_sum_posterior<T> posterior_given_evidence(const pmf_batch<T>& x, const pmf
   // rows for log space: terms that keep log-probabilities, or evidence that the
   // linear products find impossible
   std::vector<unsigned char> redo(static_cast<std::size_t>(B), 0);
+  // every product of a likelihood and a probability in T's range: no row
+  // needs the check of its own (the batches' floors, one pass over the likelihood)
+  const bool in_range = detail::log_min_positive(like, std::int64_t{B} * len) +
+                            std::min(x.log_floor(), y.log_floor()) >=
+                        detail::log_min_normal<T>;
   // posterior rows: p ⊙ gp and q ⊙ gq, normalized in place (the products in a
   // wider type: in T they can underflow while the posterior is not small)
   parallel_rows(B, rows_per_chunk(m + n), [&](std::int64_t, std::int64_t b0, std::int64_t b1) {
@@ -857,18 +861,17 @@ batch_sum_posterior<T> posterior_given_evidence(const pmf_batch<T>& x, const pmf
       T* px = gp.data() + b * m;
       T* py = gq.data() + b * n;
       const product_row<T> rx{x.data() + b * m, px, 1, m}, ry{y.data() + b * sq, py, 1, n};
-      const long double lx = smallest_term(rx), ly = smallest_term(ry);
-      const long double sx = detail::normalize_into(rx, px, 1);
-      const long double sy = detail::normalize_into(ry, py, 1);
+      bool tx = false, ty = false;
+      const long double sx = detail::normalize_into(rx, px, 1, &tx);
+      const long double sy = detail::normalize_into(ry, py, 1, &ty);
       const double scale = log_scale.empty() ? 0 : log_scale[b];
       // a posterior value below T's range is kept in log space too, and
       // products of likelihoods and probabilities that leave T's range (the
       // linear correlations lose them) are formed in log space
-      const long double normal = std::numeric_limits<T>::min();
       redo[b] = scale > -INFINITY &&
-                (log_row(x, y, b) || !(sx > 0 && sy > 0) || lx < normal * sx || ly < normal * sy ||
-                 detail::soft_products_underflow(x.data() + b * m, m, y.data() + b * sq, n,
-                                                 like + b * len));
+                (log_row(x, y, b) || !(sx > 0 && sy > 0) || tx || ty ||
+                 (!in_range && detail::soft_products_underflow(
+                                   x.data() + b * m, m, y.data() + b * sq, n, like + b * len)));
       if (sx > 0 && sy > 0 && scale > -INFINITY) {
         // as sample_given_evidence: the row's log in T, its scale added in double
         ll[b] = log_scale.empty()

@@ -275,9 +275,12 @@ pmf<T> pmf_from_logs(const V* lp, std::size_t n, std::int64_t lower, T truncated
 /// @return the log of the smallest positive value of p[0..n) (+inf when none is)
 template <class T>
 double log_min_positive(const T* p, std::int64_t n) {
+  // branch-free: the loop runs over whole batches
   T m = std::numeric_limits<T>::infinity();
-  for (std::int64_t i = 0; i < n; ++i)
-    if (p[i] > T(0)) m = std::min(m, p[i]);
+  for (std::int64_t i = 0; i < n; ++i) {
+    const T v = p[i] > T(0) ? p[i] : std::numeric_limits<T>::infinity();
+    m = v < m ? v : m;
+  }
   return std::log(static_cast<double>(m));
 }
 

@@ -34,10 +34,17 @@
 
 namespace marg {
 
+template <class T>
+class pmf_batch;
+
 namespace detail {
 /// Immutable row-major probabilities plus lazily built row totals (defined in the sources).
 template <class T>
 struct batch_storage;
+/// @param x a batch
+/// @return the log floor x carries without reading its rows (NaN when not known)
+template <class T>
+double known_log_floor(const pmf_batch<T>& x) noexcept;
 }  // namespace detail
 
 /// A batch of pmfs with per-row lower bounds and a common padded length.
@@ -141,11 +148,12 @@ class pmf_batch {
   /// @return pointer to the row-major log-probabilities (batch * length, -inf in the
   ///         padding) when has_log_probs(), else nullptr (pool memory)
   const T* log_data() const noexcept { return logs_; }
-  /// @return a lower bound on the log of every non-zero probability of the batch (exact for
-  ///         batches built from pmfs or values, a bound for sums and binomial_batch), used to
-  ///         keep sums whose products stay in T's normal range on the linear path without
-  ///         reading the rows; NaN when not known
-  double log_floor() const noexcept { return floor_; }
+  /// @return a lower bound on the log of every non-zero probability of the batch: a bound
+  ///         carried without reading the rows for binomial_batch, sums and negation, else
+  ///         the exact value, found by one pass over the rows on first use (cached). Sums
+  ///         whose products stay in T's normal range by these bounds take the linear path
+  ///         without reading the rows.
+  double log_floor() const;
   /// Draws one value per row: batch() uniforms taken from g in row order, then
   /// sample_with() (rows inverted in parallel).
   /// @param g a uniform random bit generator
@@ -200,7 +208,16 @@ class pmf_batch {
   std::vector<std::int64_t> lowers_;
   std::vector<T> truncated_;
   double floor_ = std::numeric_limits<double>::quiet_NaN();
+
+  friend double detail::known_log_floor<T>(const pmf_batch<T>& x) noexcept;
 };
+
+namespace detail {
+template <class T>
+double known_log_floor(const pmf_batch<T>& x) noexcept {
+  return x.floor_;
+}
+}  // namespace detail
 
 /// A batch of binomial laws with their own n and p, each trimmed to the window
 /// of values that carries all but at most `tail` of the mass at each end.
