@@ -1,6 +1,7 @@
 // pmf_batch<T>: batched algebra and conditioning, one numeric call per
 // operation; the per-row host work on marg::cpu_threads() threads over fixed
 // chunks of rows (batch_rows.hpp for the row kernels).
+#include <marg/distributions/algebra.hpp>
 #include <marg/distributions/batch.hpp>
 #include <marg/distributions/conditioning.hpp>
 #include <marg/distributions/gradients.hpp>
@@ -721,6 +722,38 @@ std::vector<std::int64_t> log_rows_of(const pmf_batch<T>& x, const pmf_batch<T>&
   return r;
 }
 
+// log of entry i of row b of x (its log-probability where kept)
+template <class T>
+long double log_entry(const pmf_batch<T>& x, std::int64_t b, std::int64_t i) {
+  const std::int64_t at = b * x.length() + i;
+  return x.has_log_probs() ? static_cast<long double>(x.log_data()[at])
+                           : std::log(static_cast<long double>(x.data()[at]));
+}
+
+// the log-sum-exp of w (-inf when every term is)
+inline long double log_sum(const std::vector<long double>& w) {
+  long double top = -INFINITY;
+  for (const long double v : w) top = std::max(top, v);
+  if (top == -INFINITY) return top;
+  long double s = 0;
+  for (const long double v : w) s += std::exp(v - top);
+  return top + std::log(s);
+}
+
+// inversion on log weights w with log-sum-exp total: the first index whose
+// running sum of exp(w - total) exceeds u, never a -inf weight
+inline std::int64_t pick_log(const std::vector<long double>& w, long double total, double u) {
+  long double c = 0;
+  std::int64_t last = 0;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    if (w[i] == -INFINITY) continue;
+    c += std::exp(w[i] - total);
+    last = static_cast<std::int64_t>(i);
+    if (c > u) return last;
+  }
+  return last;
+}
+
 // Posterior rows written from pmfs (the log-space rows of a batched
 // conditioning) into a padded batch; the batch keeps log-probabilities when
 // some written row does.
@@ -1025,9 +1058,24 @@ batch_joint_draws<T> sample_given_sum_with(const pmf_batch<T>& x, const pmf_batc
                          std::vector<std::int64_t>(B, 0)};
   parallel_rows(B, rows_per_chunk(std::min(m, n)),
                 [&](std::int64_t, std::int64_t b0, std::int64_t b1) {
+                  std::vector<long double> w;
                   for (std::int64_t b = b0; b < b1; ++b) {
                     check_uniform(f, 2 * b, u[2 * b]);
                     const auto d = anti_diagonal_of(x.lowers()[b], m, lower_of(y, b), n, k[b]);
+                    if (log_row(x, y, b)) {  // the diagonal in log space
+                      r.log_likelihood[b] = -std::numeric_limits<T>::infinity();
+                      if (d.empty()) continue;
+                      w.resize(static_cast<std::size_t>(d.hi - d.lo + 1));
+                      for (std::int64_t j = d.lo; j <= d.hi; ++j)
+                        w[j - d.lo] = log_entry(x, b, j) + log_entry(y, sq == 0 ? 0 : b, d.kk - j);
+                      const long double total = log_sum(w);
+                      if (total == -INFINITY) continue;
+                      const std::int64_t i = pick_log(w, total, u[2 * b]);
+                      r.log_likelihood[b] = static_cast<T>(total);
+                      r.first[b] = x.lowers()[b] + d.lo + i;
+                      r.second[b] = k[b] - r.first[b];
+                      continue;
+                    }
                     long double s = 0;
                     std::int64_t i = 0;
                     if (!d.empty())
@@ -1043,6 +1091,72 @@ batch_joint_draws<T> sample_given_sum_with(const pmf_batch<T>& x, const pmf_batc
                   }
                 });
   return r;
+}
+
+// Whether the linear law of row b's sum, in T, lost what its log likelihood
+// needs: the law's elements below T's range are lost (each under min(m, n)
+// denorm_min), so the sum of law times L holds to a quarter of T's rounding
+// above underflow_floor(len min(m, n)) max L. A row found impossible is
+// redone where the products of its terms can leave T's range.
+template <class T>
+bool linear_draw_lost(const pmf_batch<T>& x, const pmf_batch<T>& y, std::int64_t sq, const T* like,
+                      bool like_on_host, const std::vector<double>& log_scale,
+                      const batch_joint_draws<T>& r, std::int64_t b) {
+  const int m = x.length(), n = y.length(), len = m + n - 1;
+  const double scale = log_scale.empty() ? 0 : log_scale[b];
+  if (scale == -INFINITY) return false;
+  const double ll = static_cast<double>(r.log_likelihood[b]) - scale;
+  if (ll == -INFINITY)
+    return detail::log_min_positive(x.data() + b * m, m) +
+               detail::log_min_positive(y.data() + (sq == 0 ? 0 : b) * n, n) <
+           detail::log_min_normal<T>;
+  const double floor = std::log(static_cast<double>(
+      detail::underflow_floor<T>(static_cast<long double>(len) * std::min(m, n))));
+  if (ll >= floor + std::log(static_cast<double>(std::numeric_limits<T>::max()))) return false;
+  const T* lb = like + b * len;
+  if (!like_on_host) prepare_host_access(lb, len * sizeof(T), stream_view{});
+  return ll < floor + std::log(static_cast<double>(*std::max_element(lb, lb + len)));
+}
+
+// The rows of sample_given_evidence that need log space, drawn again there:
+// the law of the row's sum from the rows as pmfs (x + y in log space), the sum
+// z drawn from log P(x + y = z) + log L(z), then (x, y) given z on the
+// anti-diagonal.
+template <class T>
+void redraw_log_rows(const pmf_batch<T>& x, const pmf_batch<T>& y, std::int64_t sq, const T* like,
+                     bool like_on_host, const std::vector<double>& log_scale,
+                     const std::vector<double>& u, batch_joint_draws<T>& r) {
+  const int m = x.length(), n = y.length(), len = m + n - 1;
+  std::vector<long double> w;
+  for (std::int64_t b = 0; b < x.batch(); ++b) {
+    // rows whose terms keep log-probabilities, and rows the linear law of the
+    // sum found impossible where its products could leave T's range
+    if (!log_row(x, y, b) && !linear_draw_lost(x, y, sq, like, like_on_host, log_scale, r, b))
+      continue;
+    r.log_likelihood[b] = -std::numeric_limits<T>::infinity();
+    r.first[b] = r.second[b] = 0;
+    const pmf<T> xb = x.row(static_cast<int>(b)), yb = y.row(sq == 0 ? 0 : static_cast<int>(b));
+    const double scale = log_scale.empty() ? 0 : log_scale[b];
+    if (xb.empty() || yb.empty() || scale == -INFINITY) continue;
+    const T* lb = like + b * len;
+    if (!like_on_host) prepare_host_access(lb, len * sizeof(T), stream_view{});
+    const std::vector<T> lz = (xb + yb).log_probs();
+    w.resize(static_cast<std::size_t>(len));
+    for (int i = 0; i < len; ++i) w[i] = static_cast<long double>(lz[i]) + std::log(lb[i]);
+    const long double total = log_sum(w);
+    if (total == -INFINITY) continue;
+    const std::int64_t iz = pick_log(w, total, u[2 * b]);
+    anti_diagonal d = anti_diagonal_of(0, m, 0, n, iz);
+    w.resize(static_cast<std::size_t>(d.hi - d.lo + 1));
+    for (std::int64_t j = d.lo; j <= d.hi; ++j)
+      w[j - d.lo] = log_entry(x, b, j) + log_entry(y, sq == 0 ? 0 : b, iz - j);
+    const std::int64_t i = pick_log(w, log_sum(w), u[2 * b + 1]);
+    r.log_likelihood[b] = log_scale.empty()
+                              ? static_cast<T>(total)
+                              : static_cast<T>(static_cast<double>(static_cast<T>(total)) + scale);
+    r.first[b] = x.lowers()[b] + d.lo + i;
+    r.second[b] = lower_of(y, b) + (iz - d.lo - i);
+  }
 }
 
 // sample_given_evidence's rows: the likelihood at `like` (host memory when
@@ -1099,6 +1213,7 @@ batch_joint_draws<T> draws_given_evidence(const char* f, const pmf_batch<T>& x,
         r.second[b] = lower_of(y, b) + d.second;
       }
     });
+    redraw_log_rows(x, y, sq, like, like_on_host, log_scale, u, r);
     return r;
   }
 #endif
@@ -1144,6 +1259,7 @@ batch_joint_draws<T> draws_given_evidence(const char* f, const pmf_batch<T>& x,
       r.second[b] = yl + (iz - d.lo - i);
     }
   });
+  redraw_log_rows(x, y, sq, like, like_on_host, log_scale, u, r);
   return r;
 }
 

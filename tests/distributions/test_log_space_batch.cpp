@@ -255,6 +255,8 @@ TEMPLATE_TEST_CASE("log space batch: log_prob_sum and hard conditioning in the f
   }
   const std::vector<T> ll = marg::log_prob_sum(x, y, k);
   const auto post = marg::condition_on_sum(x, y, k);
+  const std::vector<double> us = uniforms(g, 2 * static_cast<std::size_t>(B));
+  const auto draws = marg::detail::sample_given_sum_with(x, y, k, us);
   std::int64_t bad = 0;
   real worst = 0, worst_post = 0;
   for (int b = 0; b < B; ++b) {
@@ -269,6 +271,18 @@ TEMPLATE_TEST_CASE("log space batch: log_prob_sum and hard conditioning in the f
     CHECK(log_close<T>(ll[b], total, 4));
     CHECK(log_close<T>(post.log_likelihood[b], total, 4));
     worst = std::max(worst, std::fabs(ll[b] - total) / log_tolerance<T>(total, 4));
+    // the joint draw: x_b by inversion of the posterior at us[2b] (up to T's
+    // rounding of the cumulative sums at the boundaries)
+    CHECK(log_close<T>(draws.log_likelihood[b], total, 4));
+    CHECK(draws.first[b] + draws.second[b] == k[b]);
+    real below = 0;  // P(x < drawn | k)
+    for (std::int64_t j = 0; j < draws.first[b] - x.lowers()[b]; ++j)
+      if (k[b] - j < y.length()) below += std::exp(lx[j] + ly[k[b] - j] - total);
+    const std::int64_t jd = draws.first[b] - x.lowers()[b];
+    const real at = std::exp(lx[jd] + ly[k[b] - jd] - total);
+    CHECK(at > 0);
+    CHECK(below <= us[2 * b] + 1e-4L);
+    CHECK(below + at >= us[2 * b] - 1e-4L);
     // posterior of x_b: P(x = j | x + y = k) = exp(lx_j + ly_{k-j} - total), every j
     for (int j = 0; j < x.length(); ++j) {
       const std::int64_t i = k[b] - j;
@@ -318,6 +332,8 @@ TEMPLATE_TEST_CASE("log space batch: soft evidence over far-tail sums",
     }
   }
   const auto post = marg::condition_on_sum(x, y, L);
+  const std::vector<double> us = uniforms(g, 2 * static_cast<std::size_t>(B));
+  const auto draws = marg::detail::sample_given_evidence_with(x, y, L, us);
   std::int64_t bad = 0;
   real worst = 0;
   rvec terms;
@@ -337,6 +353,15 @@ TEMPLATE_TEST_CASE("log space batch: soft evidence over far-tail sums",
     REQUIRE(std::isfinite(total));
     worst = std::max(worst, std::fabs(post.log_likelihood[b] - total) / log_tolerance<T>(total, 4));
     CHECK(log_close<T>(post.log_likelihood[b], total, 4));
+    // the joint draw's weight is the same likelihood, and the drawn pair has
+    // positive probability and positive evidence
+    CHECK(log_close<T>(draws.log_likelihood[b], total, 4));
+    const std::int64_t jx = draws.first[b] - x.lowers()[b], jy = draws.second[b] - y.lowers()[b];
+    REQUIRE(jx >= 0);
+    REQUIRE(jx < m);
+    REQUIRE(jy >= 0);
+    REQUIRE(jy < n);
+    CHECK(std::isfinite(lx[jx] + ly[jy] + ll[jx + jy]));
     for (int j = 0; j < m; ++j) {
       const real got = post.first.log_prob(b, x.lowers()[b] + j);
       const real want = wx[j] == ninf ? ninf : wx[j] - total;

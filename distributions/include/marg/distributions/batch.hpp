@@ -20,6 +20,12 @@
 /// posterior far below the range of T is never lost to intermediate underflow.
 /// Sampling functions take all their uniforms from the generator first, in
 /// row order, then invert rows in parallel.
+///
+/// Rows with probabilities below T's normal range keep their log-probabilities
+/// (as pmf does): sums, log_prob_sum, conditioning and sum_grad work in log
+/// space on those rows (marg::log_convolve_batched for sums, the pmf functions
+/// otherwise) and leave the other rows on the linear path; the joint samplers
+/// draw those rows in log space.
 #pragma once
 
 #include <cstdint>
@@ -242,7 +248,10 @@ template <class T>
 pmf_batch<T> binomial_batch(const std::vector<std::int64_t>& ns, const std::vector<double>& ps,
                             double tail = 1e-17);
 
-/// Row-wise sum of independent x_b + y_b: one marg::convolve_batched call.
+/// Row-wise sum of independent x_b + y_b: one marg::convolve_batched call, plus one
+/// marg::log_convolve_batched call for the rows that need log space (a term keeps
+/// log-probabilities, or the product of the rows' smallest values is below T's normal
+/// range); the result keeps log-probabilities where a row has values below that range.
 /// @param x batch of B rows
 /// @param y batch of B rows, or of 1 row added to every row of x (stride 0)
 /// @return batch of B rows of length x.length() + y.length() - 1
@@ -320,7 +329,8 @@ struct batch_sum_gradient {
 
 /// Reverse mode through r_b = x_b + y_b for every row: first = band(q_b, m)^T g_b,
 /// second = band(p_b, n)^T g_b, one convolve_grad_p_batched and one
-/// convolve_grad_q_batched call.
+/// convolve_grad_q_batched call; rows whose terms keep log-probabilities as
+/// sum_grad of the rows as pmfs (in log space).
 /// @param x batch
 /// @param y batch of x.batch() rows, or 1 row shared by every row (then row b of
 ///        `second` is row b's contribution; their sum is the gradient of the shared row)
