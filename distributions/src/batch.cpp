@@ -879,8 +879,9 @@ batch_sum_posterior<T> posterior_given_evidence(const pmf_batch<T>& x, const pmf
   array<T>& gp = rows.first;
   array<T>& gq = rows.second;
   std::vector<T> ll(B);
-  // rows for log space: terms that keep log-probabilities, or evidence that the
-  // linear products find impossible
+  // rows for log space: terms that keep log-probabilities, posteriors below
+  // T's range, or products that leave it (where none can, a row the linear
+  // products find impossible is impossible)
   std::vector<unsigned char> redo(static_cast<std::size_t>(B), 0);
   // every product of a likelihood and a probability in T's range: no row
   // needs the check of its own (the batches' floors, one pass over the likelihood)
@@ -902,7 +903,7 @@ batch_sum_posterior<T> posterior_given_evidence(const pmf_batch<T>& x, const pmf
       // products of likelihoods and probabilities that leave T's range (the
       // linear correlations lose them) are formed in log space
       redo[b] = scale > -INFINITY &&
-                (log_row(x, y, b) || !(sx > 0 && sy > 0) || tx || ty ||
+                (log_row(x, y, b) || tx || ty ||
                  (!in_range && detail::soft_products_underflow(
                                    x.data() + b * m, m, y.data() + b * sq, n, like + b * len)));
       if (sx > 0 && sy > 0 && scale > -INFINITY) {
