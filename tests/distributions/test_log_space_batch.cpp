@@ -334,6 +334,15 @@ TEMPLATE_TEST_CASE("log space batch: soft evidence over far-tail sums",
   const auto post = marg::condition_on_sum(x, y, L);
   const std::vector<double> us = uniforms(g, 2 * static_cast<std::size_t>(B));
   const auto draws = marg::detail::sample_given_evidence_with(x, y, L, us);
+  // the same evidence held as a batch_evidence with per-row log scales
+  marg::batch_evidence<T> e;
+  e.batch = B;
+  e.length = len;
+  e.values = marg::array<T>(L.size());
+  std::copy(L.begin(), L.end(), e.values.data());
+  for (int b = 0; b < B; ++b) e.log_scale.push_back(-100.0 * b);
+  const auto post_e = marg::condition_on_sum(x, y, e);
+  const auto draws_e = marg::detail::sample_given_evidence_with(x, y, e, us);
   std::int64_t bad = 0;
   real worst = 0;
   rvec terms;
@@ -362,6 +371,11 @@ TEMPLATE_TEST_CASE("log space batch: soft evidence over far-tail sums",
     REQUIRE(jy >= 0);
     REQUIRE(jy < n);
     CHECK(std::isfinite(lx[jx] + ly[jy] + ll[jx + jy]));
+    // with the scale: the log likelihood moves by it, the draws stay
+    CHECK(log_close<T>(post_e.log_likelihood[b], total - 100.0L * b, 4));
+    CHECK(log_close<T>(draws_e.log_likelihood[b], total - 100.0L * b, 4));
+    CHECK(draws_e.first[b] == draws.first[b]);
+    CHECK(draws_e.second[b] == draws.second[b]);
     for (int j = 0; j < m; ++j) {
       const real got = post.first.log_prob(b, x.lowers()[b] + j);
       const real want = wx[j] == ninf ? ninf : wx[j] - total;
