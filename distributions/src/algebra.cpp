@@ -321,16 +321,6 @@ class sum_tree {
   input_totals totals_;
 };
 
-// The smallest value that a sum of linear products holds to a quarter of T's
-// rounding when up to `losses` of its terms each lost under denorm_min to
-// underflow: 4 losses denorm_min / eps, and at least T's smallest normal.
-template <class T>
-T underflow_floor(long double losses) {
-  const long double f =
-      4 * losses * std::numeric_limits<T>::denorm_min() / std::numeric_limits<T>::epsilon();
-  return static_cast<T>(std::max<long double>(f, std::numeric_limits<T>::min()));
-}
-
 // x + y where some value is below T's range. The linear product gives every
 // element at or above a floor, log_convolve every element below it (exact
 // however small), and the log-probabilities are kept beside the
@@ -344,7 +334,7 @@ T underflow_floor(long double losses) {
 template <class T>
 T linear_floor(const pmf<T>& x, const pmf<T>& y) {
   if (!x.has_log_probs() && !y.has_log_probs()) return std::numeric_limits<T>::min();
-  return underflow_floor<T>(static_cast<long double>(std::min(x.size(), y.size())));
+  return detail::underflow_floor<T>(static_cast<long double>(std::min(x.size(), y.size())));
 }
 
 template <class T>
@@ -498,7 +488,7 @@ pmf<T> sum(const std::vector<pmf<T>>& xs) {
   // 4 * levels * len * denorm_min / eps the linear value is exact to a quarter
   // of T's rounding.
   const long double levels = std::ceil(std::log2(static_cast<long double>(xs.size()))) + 1;
-  const T floor = underflow_floor<T>(levels * len);
+  const T floor = detail::underflow_floor<T>(levels * len);
   T* p = r.data();
   if (std::all_of(p, p + len, [floor](T v) { return v >= floor; }))
     return pmf<T>(detail::trusted, std::move(r), tree.lower(), tree.truncated());

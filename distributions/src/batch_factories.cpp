@@ -34,6 +34,21 @@ struct window {
   std::int64_t offset = 0;
 };
 
+#if MARG_WITH_CUDA
+/// A lower bound on the log of every value of binomial_batch's rows, without
+/// reading them: a kept value v/kept (kept <= n + 1 values of at most the
+/// mode's 1) passed v >= tail * kept * (1 - r) with 1 - r >= 1 / (n + 2) away
+/// from the mode, so it is at least tail / (n + 2)^2; one more e^-1 for
+/// rounding. NaN (not known) when the bound is below T's normal range, where
+/// rows can hold values rounded to 0.
+template <class T>
+double device_floor(const std::vector<std::int64_t>& ns, double tail) {
+  const double n = static_cast<double>(*std::max_element(ns.begin(), ns.end()));
+  const double bound = std::log(tail) - 2 * std::log(n + 2) - 1;
+  return bound >= detail::log_min_normal<T> ? bound : std::numeric_limits<double>::quiet_NaN();
+}
+#endif
+
 }  // namespace
 
 template <class T>
@@ -55,7 +70,7 @@ pmf_batch<T> binomial_batch(const std::vector<std::int64_t>& ns, const std::vect
     auto r =
         detail::gpu::binomial_rows_on_device<T>(ns.data(), ps.data(), static_cast<int>(B), tail, f);
     return pmf_batch<T>(detail::trusted, std::move(r.values), static_cast<int>(B), r.length,
-                        std::move(r.lowers), std::move(r.truncated));
+                        std::move(r.lowers), std::move(r.truncated), device_floor<T>(ns, tail));
   }
 #endif
   // pass 1: each row checked, then its window; its values (up from the mode,
@@ -88,6 +103,8 @@ pmf_batch<T> binomial_batch(const std::vector<std::int64_t>& ns, const std::vect
   T* d = a.data();
   std::vector<std::int64_t> lowers(static_cast<std::size_t>(B));
   std::vector<T> truncated(static_cast<std::size_t>(B));
+  // the rows fall away from the mode: their smallest values are at the ends
+  std::vector<T> ends(static_cast<std::size_t>(B));
   detail::parallel_rows(B, grain, [&](std::int64_t c, std::int64_t b0, std::int64_t b1) {
     const double* in = scratch[c].data();
     for (std::int64_t b = b0; b < b1; ++b) {
@@ -101,10 +118,12 @@ pmf_batch<T> binomial_batch(const std::vector<std::int64_t>& ns, const std::vect
       std::fill(r + w.size(), r + L, T(0));
       lowers[b] = w.lower();
       truncated[b] = static_cast<T>(w.truncated());
+      ends[b] = std::min(r[0], r[w.size() - 1]);
     }
   });
+  const T low = *std::min_element(ends.begin(), ends.end());
   return pmf_batch<T>(detail::trusted, std::move(a), static_cast<int>(B), L, std::move(lowers),
-                      std::move(truncated));
+                      std::move(truncated), std::log(static_cast<double>(low)));
 }
 
 namespace {

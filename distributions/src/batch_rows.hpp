@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -29,10 +30,20 @@ int sum_length(const char* function, const pmf_batch<T>& x, const pmf_batch<T>& 
 template <class T>
 struct batch_storage {
   explicit batch_storage(array<T>&& p) : probs(std::move(p)) {}
+  batch_storage(array<T>&& p, array<T>&& l, std::vector<unsigned char>&& rows)
+      : probs(std::move(p)), logs(std::move(l)), log_rows(std::move(rows)) {}
   array<T> probs;
+  // row-major log-probabilities (-inf in the padding), kept when some row has a
+  // probability below T's normal range; empty otherwise
+  array<T> logs;
+  // per row: 1 where the row has such a probability (logs is its exact form)
+  std::vector<unsigned char> log_rows;
   // row totals for sampling, built on first use
   mutable std::once_flag once;
   mutable std::vector<double> totals;
+  // the exact log floor, found on first use when the batch carries none
+  mutable std::once_flag floor_once;
+  mutable double floor = 0;
 };
 
 /// Two sequences a[i] and b[i * sb] (sb = 1, or -1 for an anti-diagonal), n terms.
@@ -52,17 +63,20 @@ struct product_row {
 /// Sum of the products in double, left to right. `safe` turns false when a
 /// product of nonzero factors left the normal range of double (only possible
 /// for double rows) or the sum overflowed: redo the row in long double then.
+/// With `smallest` given, also the smallest positive product (+inf when none is).
 template <class T>
-double sum_double(const product_row<T>& r, bool& safe) {
-  double s = 0;
+double sum_double(const product_row<T>& r, bool& safe, double* smallest = nullptr) {
+  double s = 0, lo = INFINITY;
   bool bad = false;
   for (std::int64_t i = 0; i < r.n; ++i) {
     const T x = r.a[i], y = r.b[i * r.sb];
     const double w = static_cast<double>(x) * static_cast<double>(y);
     s += w;
     bad |= (w < DBL_MIN) & (x != T(0)) & (y != T(0));
+    if (smallest != nullptr) lo = std::min(lo, w > 0 ? w : INFINITY);
   }
   safe = !bad && std::isfinite(s);
+  if (smallest != nullptr) *smallest = lo;
   return s;
 }
 
@@ -112,17 +126,30 @@ long double sum_and_pick(const product_row<T>& r, double u, std::int64_t& index)
 }
 
 /// Normalizes the products into out (stride so) and returns their sum (0 when
-/// they are all zero; out untouched then).
+/// they are all zero; out untouched then). With `tiny` given, sets it when a
+/// normalized non-zero product falls below T's normal range (out then holds
+/// it as a subnormal or 0).
 template <class T>
-long double normalize_into(const product_row<T>& r, T* out, std::ptrdiff_t so) {
+long double normalize_into(const product_row<T>& r, T* out, std::ptrdiff_t so,
+                           bool* tiny = nullptr) {
   bool safe;
-  const double s = sum_double(r, safe);
+  double lo;
+  const double s = sum_double(r, safe, tiny != nullptr ? &lo : nullptr);
   if (safe) {
     if (s > 0) write_normalized<double>(r, s, out, so);
+    if (tiny != nullptr) *tiny = s > 0 && lo < std::numeric_limits<T>::min() * s;
     return s;
   }
   const long double sl = sum_long(r);
   if (sl > 0) write_normalized<long double>(r, sl, out, so);
+  if (tiny != nullptr) {
+    long double lol = INFINITY;
+    for (std::int64_t i = 0; i < r.n; ++i) {
+      const long double t = r.template term<long double>(i);
+      if (t > 0) lol = std::min(lol, t);
+    }
+    *tiny = sl > 0 && lol < std::numeric_limits<T>::min() * sl;
+  }
   return sl;
 }
 

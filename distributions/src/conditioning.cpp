@@ -26,14 +26,23 @@ pmf<T> posterior_of(const std::vector<ld>& w, std::int64_t lower, ld total, bool
   while (b > a && w[b - 1] == 0) --b;
   array<T> r(b - a);
   T* d = r.data();
+  bool tiny = false;
   for (std::size_t i = a; i < b; ++i) {
     const std::size_t o = reversed ? b - 1 - i : i - a;
-    d[o] = static_cast<T>(w[i] / total);
+    const ld v = w[i] / total;
+    d[o] = static_cast<T>(v);
+    tiny = tiny || (v > 0 && v < std::numeric_limits<T>::min());
   }
   // reversed: w[i] is the weight of lower - i, so the kept values run down from lower - a
   const std::int64_t first =
       reversed ? lower - static_cast<std::int64_t>(b - 1) : lower + static_cast<std::int64_t>(a);
-  return pmf<T>(detail::trusted, std::move(r), first);
+  if (!tiny) return pmf<T>(detail::trusted, std::move(r), first);
+  // posterior values below T's range (the long double weights hold them): kept as logs
+  array<T> l(b - a);
+  const ld log_total = std::log(total);
+  for (std::size_t i = a; i < b; ++i)
+    l.data()[reversed ? b - 1 - i : i - a] = static_cast<T>(std::log(w[i]) - log_total);
+  return pmf<T>(detail::trusted, std::move(r), std::move(l), first);
 }
 
 template <class T>
@@ -170,7 +179,9 @@ sum_posterior<T> condition_on_sum(const pmf<T>& x, const pmf<T>& y,
   const detail::operands_device on(f, "x", x.device(), "y", y.device());
   detail::check_weights(f, "likelihood", likelihood.data(),
                         static_cast<std::int64_t>(likelihood.size()));
-  if (!x.has_log_probs() && !y.has_log_probs()) {
+  if (!x.has_log_probs() && !y.has_log_probs() &&
+      !detail::soft_products_underflow(x.data(), static_cast<int>(x.size()), y.data(),
+                                       static_cast<int>(y.size()), likelihood.data())) {
     const sum_posterior<T> linear = condition_soft(x, y, likelihood.data(), 0);
     if (linear.log_likelihood != -std::numeric_limits<T>::infinity()) return linear;
   }

@@ -235,6 +235,16 @@ long double log_weights(const pmf<T>& x, const pmf<T>& y, std::int64_t k, diagon
 template <class T>
 inline const double log_min_normal = std::log(static_cast<double>(std::numeric_limits<T>::min()));
 
+/// The smallest value that a sum of linear products holds to a quarter of T's
+/// rounding when up to `losses` of its terms each lost under denorm_min to
+/// underflow: 4 losses denorm_min / eps, and at least T's smallest normal.
+template <class T>
+T underflow_floor(long double losses) {
+  const long double f =
+      4 * losses * std::numeric_limits<T>::denorm_min() / std::numeric_limits<T>::epsilon();
+  return static_cast<T>(std::max<long double>(f, std::numeric_limits<T>::min()));
+}
+
 /// A pmf from log-probabilities `lp` (any V, -inf allowed), normalized by
 /// their log-sum-exp: the probabilities are exp(lp - lse) in T, and the
 /// log-probabilities are kept beside them when some non-zero probability is
@@ -262,20 +272,38 @@ pmf<T> pmf_from_logs(const V* lp, std::size_t n, std::int64_t lower, T truncated
   return pmf<T>(trusted, std::move(a), std::move(logs), lower, truncated);
 }
 
+/// @return the log of the smallest positive value of p[0..n) (+inf when none is)
+template <class T>
+double log_min_positive(const T* p, std::int64_t n) {
+  // branch-free: the loop runs over whole batches
+  T m = std::numeric_limits<T>::infinity();
+  for (std::int64_t i = 0; i < n; ++i) {
+    const T v = p[i] > T(0) ? p[i] : std::numeric_limits<T>::infinity();
+    m = v < m ? v : m;
+  }
+  return std::log(static_cast<double>(m));
+}
+
+/// @return true when soft evidence L (m + n - 1 values) on the sum of p (m
+///         values) and q (n values) can form products below T's normal range:
+///         the linear correlations band(q, m)^T L and band(p, n)^T L lose those
+///         (the smallest positive L times the smaller of the smallest positive
+///         p and q)
+template <class T>
+bool soft_products_underflow(const T* p, int m, const T* q, int n, const T* L) {
+  return log_min_positive(L, std::int64_t{m} + n - 1) +
+             std::min(log_min_positive(p, m), log_min_positive(q, n)) <
+         log_min_normal<T>;
+}
+
 /// @return true when x + y must run in log space: either keeps
 ///         log-probabilities, or a product of their smallest non-zero
 ///         probabilities falls below T's normal range
 template <class T>
 bool needs_log_space(const pmf<T>& x, const pmf<T>& y) {
   if (x.has_log_probs() || y.has_log_probs()) return true;
-  const auto min_positive = [](const pmf<T>& z) {
-    T m = std::numeric_limits<T>::infinity();
-    const T* p = z.data();
-    for (std::int64_t i = 0; i < z.size(); ++i)
-      if (p[i] > T(0)) m = std::min(m, p[i]);
-    return static_cast<double>(m);
-  };
-  return std::log(min_positive(x)) + std::log(min_positive(y)) < log_min_normal<T>;
+  return log_min_positive(x.data(), x.size()) + log_min_positive(y.data(), y.size()) <
+         log_min_normal<T>;
 }
 
 /// the log-probabilities of x in pool memory (its own, or the logs of its

@@ -2,6 +2,7 @@
 // log P(x + y = k) (on the host in log space, O(m + n)).
 #include <marg/distributions/gradients.hpp>
 #include <marg/numeric/convolve.hpp>
+#include <marg/numeric/log_convolve.hpp>
 
 #include <cmath>
 #include <limits>
@@ -23,8 +24,24 @@ sum_gradient<T> sum_grad(const pmf<T>& x, const pmf<T>& y, const std::vector<T>&
         detail::bad_real_argument(f, ("g[" + std::to_string(i) + "]").c_str(), g[i], "finite"));
   const int m = static_cast<int>(x.size()), n = static_cast<int>(y.size());
   array<T> gp(static_cast<std::size_t>(m)), gq(static_cast<std::size_t>(n));
-  convolve_grad_p<T>(m, n, g.data(), 1, y.data(), 1, gp.data(), 1);
-  convolve_grad_q<T>(m, n, g.data(), 1, x.data(), 1, gq.data(), 1);
+  if (!x.has_log_probs() && !y.has_log_probs()) {
+    convolve_grad_p<T>(m, n, g.data(), 1, y.data(), 1, gp.data(), 1);
+    convolve_grad_q<T>(m, n, g.data(), 1, x.data(), 1, gq.data(), 1);
+    return {gp.to_vector(), gq.to_vector()};
+  }
+  // A term keeps log-probabilities: its stored probabilities lose the values
+  // below T's range, which a large g (such as 1 / P(x + y = k) of a far-tail
+  // sum) makes count. log_convolve's vector-Jacobian products with the other
+  // operand and r set to log 1 are these products in log space:
+  // sum_i g_i exp(0 + log q_{i-j} - 0) = (band(q, m)^T g)_j, each element
+  // accurate relative to the sum of its terms' magnitudes.
+  const array<T> la = detail::log_probs_array(x), lb = detail::log_probs_array(y);
+  array<T> za(static_cast<std::size_t>(m)), zb(static_cast<std::size_t>(n)), zr(g.size());
+  std::fill(za.data(), za.data() + m, T(0));
+  std::fill(zb.data(), zb.data() + n, T(0));
+  std::fill(zr.data(), zr.data() + zr.size(), T(0));
+  log_convolve_grad_a<T>(m, n, g.data(), 1, za.data(), 1, lb.data(), 1, zr.data(), 1, gp.data(), 1);
+  log_convolve_grad_b<T>(m, n, g.data(), 1, la.data(), 1, zb.data(), 1, zr.data(), 1, gq.data(), 1);
   return {gp.to_vector(), gq.to_vector()};
 }
 

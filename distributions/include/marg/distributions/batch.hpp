@@ -20,9 +20,16 @@
 /// posterior far below the range of T is never lost to intermediate underflow.
 /// Sampling functions take all their uniforms from the generator first, in
 /// row order, then invert rows in parallel.
+///
+/// Rows with probabilities below T's normal range keep their log-probabilities
+/// (as pmf does): sums, log_prob_sum, conditioning and sum_grad work in log
+/// space on those rows (marg::log_convolve_batched for sums, the pmf functions
+/// otherwise) and leave the other rows on the linear path; the joint samplers
+/// draw those rows in log space.
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <random>
 #include <type_traits>
@@ -33,10 +40,17 @@
 
 namespace marg {
 
+template <class T>
+class pmf_batch;
+
 namespace detail {
 /// Immutable row-major probabilities plus lazily built row totals (defined in the sources).
 template <class T>
 struct batch_storage;
+/// @param x a batch
+/// @return the log floor x carries without reading its rows (NaN when not known)
+template <class T>
+double known_log_floor(const pmf_batch<T>& x) noexcept;
 }  // namespace detail
 
 /// A batch of pmfs with per-row lower bounds and a common padded length.
@@ -82,7 +96,24 @@ class pmf_batch {
   /// @param length padded row length
   /// @param lowers lower bound of each row
   /// @param truncated per-row truncated mass (batch values), or empty for none
+  /// @param log_floor a lower bound on the log of every non-zero probability of the
+  ///        batch (NaN: not known; operations then read the rows on the host to find it)
   pmf_batch(detail::trusted_t tag, array<T>&& probs, int batch, int length,
+            std::vector<std::int64_t> lowers, std::vector<T> truncated = {},
+            double log_floor = std::numeric_limits<double>::quiet_NaN());
+  /// Wraps a row-major batch together with its log-probabilities, which stay exact where a
+  /// probability is below T's normal range (internal use). Rows whose log-probabilities
+  /// all lie within T's normal range are marked as not keeping them (row_has_log_probs);
+  /// when no row keeps them the log-probabilities are dropped.
+  /// @param tag detail::trusted
+  /// @param probs batch * length probabilities (0 where they underflow T)
+  /// @param log_probs batch * length log-probabilities of the same values (-inf in the
+  ///        padding), or an empty array for none
+  /// @param batch number of rows
+  /// @param length padded row length
+  /// @param lowers lower bound of each row
+  /// @param truncated per-row truncated mass (batch values), or empty for none
+  pmf_batch(detail::trusted_t tag, array<T>&& probs, array<T>&& log_probs, int batch, int length,
             std::vector<std::int64_t> lowers, std::vector<T> truncated = {});
 
   /// @return number of rows
@@ -107,6 +138,28 @@ class pmf_batch {
   pmf<T> row(int b) const;
   /// @return pointer to the row-major probabilities (pool memory)
   const T* data() const noexcept { return data_; }
+  /// @param b row
+  /// @param k value
+  /// @return log P(X_b = k), finite wherever the probability is non-zero, also below T's
+  ///         range; -inf outside the row's support or where it is 0
+  T log_prob(int b, std::int64_t k) const;
+  /// @return true when some row has a probability below T's normal range and the batch
+  ///         keeps its log-probabilities beside the probabilities; sums and conditioning
+  ///         then work in log space on those rows (marg::log_convolve_batched)
+  bool has_log_probs() const noexcept { return logs_ != nullptr; }
+  /// @param b row
+  /// @return true when row b has a probability below T's normal range (its
+  ///         log-probabilities are then the exact form of the row)
+  bool row_has_log_probs(int b) const;
+  /// @return pointer to the row-major log-probabilities (batch * length, -inf in the
+  ///         padding) when has_log_probs(), else nullptr (pool memory)
+  const T* log_data() const noexcept { return logs_; }
+  /// @return a lower bound on the log of every non-zero probability of the batch: a bound
+  ///         carried without reading the rows for binomial_batch, sums and negation, else
+  ///         the exact value, found by one pass over the rows on first use (cached). Sums
+  ///         whose products stay in T's normal range by these bounds take the linear path
+  ///         without reading the rows.
+  double log_floor() const;
   /// Draws one value per row: batch() uniforms taken from g in row order, then
   /// sample_with() (rows inverted in parallel).
   /// @param g a uniform random bit generator
@@ -156,10 +209,21 @@ class pmf_batch {
 
   std::shared_ptr<const detail::batch_storage<T>> storage_;
   const T* data_ = nullptr;
+  const T* logs_ = nullptr;
   int batch_ = 0, length_ = 0;
   std::vector<std::int64_t> lowers_;
   std::vector<T> truncated_;
+  double floor_ = std::numeric_limits<double>::quiet_NaN();
+
+  friend double detail::known_log_floor<T>(const pmf_batch<T>& x) noexcept;
 };
+
+namespace detail {
+template <class T>
+double known_log_floor(const pmf_batch<T>& x) noexcept {
+  return x.floor_;
+}
+}  // namespace detail
 
 /// A batch of binomial laws with their own n and p, each trimmed to the window
 /// of values that carries all but at most `tail` of the mass at each end.
@@ -184,7 +248,10 @@ template <class T>
 pmf_batch<T> binomial_batch(const std::vector<std::int64_t>& ns, const std::vector<double>& ps,
                             double tail = 1e-17);
 
-/// Row-wise sum of independent x_b + y_b: one marg::convolve_batched call.
+/// Row-wise sum of independent x_b + y_b: one marg::convolve_batched call, plus one
+/// marg::log_convolve_batched call for the rows that need log space (a term keeps
+/// log-probabilities, or the product of the rows' smallest values is below T's normal
+/// range); the result keeps log-probabilities where a row has values below that range.
 /// @param x batch of B rows
 /// @param y batch of B rows, or of 1 row added to every row of x (stride 0)
 /// @return batch of B rows of length x.length() + y.length() - 1
@@ -262,7 +329,8 @@ struct batch_sum_gradient {
 
 /// Reverse mode through r_b = x_b + y_b for every row: first = band(q_b, m)^T g_b,
 /// second = band(p_b, n)^T g_b, one convolve_grad_p_batched and one
-/// convolve_grad_q_batched call.
+/// convolve_grad_q_batched call; rows whose terms keep log-probabilities as
+/// sum_grad of the rows as pmfs (in log space).
 /// @param x batch
 /// @param y batch of x.batch() rows, or 1 row shared by every row (then row b of
 ///        `second` is row b's contribution; their sum is the gradient of the shared row)

@@ -22,7 +22,10 @@ struct sum_gradient {
 };
 
 /// Reverse mode through r = x + y: first = band(q, m)^T g, second = band(p, n)^T g,
-/// by marg::convolve_grad_p and marg::convolve_grad_q.
+/// by marg::convolve_grad_p and marg::convolve_grad_q. When x or y keeps
+/// log-probabilities, by marg::log_convolve_grad_a and marg::log_convolve_grad_b
+/// (the probabilities below T's range count: each element is accurate relative
+/// to the sum of its terms' magnitudes, also for g as large as T holds).
 /// @param x first term
 /// @param y second term
 /// @param g df/dr over the support of x + y (x.size() + y.size() - 1 finite values)
