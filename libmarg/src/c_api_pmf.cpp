@@ -6,6 +6,8 @@
 
 #include <marg/marg.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -274,8 +276,11 @@ marg_status batch_binomial(const char* f, int batch, const int64_t* ns, const do
   });
 }
 
+// the row-major probabilities, or with `logs` the log-probabilities (kept
+// ones where the batch has them, else the log of the probabilities)
 template <class T>
-marg_status batch_probs(const char* f, const marg_pmf_batch* x, T* out, std::int64_t count) {
+marg_status batch_values(const char* f, const marg_pmf_batch* x, T* out, std::int64_t count,
+                         bool logs) {
   return guarded([&] {
     const auto& b = typed<T>(x, f, "x");
     const std::int64_t n = static_cast<std::int64_t>(b.batch()) * b.length();
@@ -283,9 +288,18 @@ marg_status batch_probs(const char* f, const marg_pmf_batch* x, T* out, std::int
     MARG_EXPECTS(count >= n, marg::detail::bad_argument(
                                  f, "count", count,
                                  ("batch * length = " + std::to_string(n) + " or more").c_str()));
-    marg::detail::prepare_host_access(b.data(), static_cast<std::size_t>(n) * sizeof(T),
-                                      marg::stream_view{});
-    std::copy(b.data(), b.data() + n, out);
+    const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(T);
+    const T* kept = logs ? b.log_data() : nullptr;
+    if (kept != nullptr) {
+      marg::detail::prepare_host_access(kept, bytes, marg::stream_view{});
+      std::copy(kept, kept + n, out);
+      return;
+    }
+    marg::detail::prepare_host_access(b.data(), bytes, marg::stream_view{});
+    if (logs)
+      std::transform(b.data(), b.data() + n, out, [](T v) { return std::log(v); });
+    else
+      std::copy(b.data(), b.data() + n, out);
   });
 }
 
@@ -526,7 +540,10 @@ marg_status marg_pmf_size(const marg_pmf* x, int64_t* size) {
     return batch_binomial<T>("marg_pmf_batch_binomial_" #sfx, batch, ns, ps, tail, out);           \
   }                                                                                                \
   marg_status marg_pmf_batch_probs_##sfx(const marg_pmf_batch* x, T* out, int64_t count) {         \
-    return batch_probs<T>("marg_pmf_batch_probs_" #sfx, x, out, count);                            \
+    return batch_values<T>("marg_pmf_batch_probs_" #sfx, x, out, count, false);                    \
+  }                                                                                                \
+  marg_status marg_pmf_batch_log_probs_##sfx(const marg_pmf_batch* x, T* out, int64_t count) {     \
+    return batch_values<T>("marg_pmf_batch_log_probs_" #sfx, x, out, count, true);                 \
   }                                                                                                \
   marg_status marg_pmf_batch_sum_grad_##sfx(const marg_pmf_batch* x, const marg_pmf_batch* y,      \
                                             const T* g, int64_t count, T* gx, int64_t count_x,     \

@@ -698,6 +698,42 @@ static void check_batches(void) {
     CHECK(marg_pmf_batch_probs_f32(Xf, v, 2) == MARG_SUCCESS && v[0] == 0.25f && v[1] == 0.75f);
     marg_pmf_batch_destroy(Xf);
   }
+  /* log-probabilities of a batch sum whose products leave the type's range:
+   * rows {t, 1 - t} + themselves, against the long double closed form */
+  {
+    const double td = 1e-200;
+    const float tf = 1e-30f;
+    const double pd[2] = {td, 1 - td};
+    const float pf[2] = {tf, 1 - tf};
+    double ld[3], qd[3];
+    float lf[3];
+    long double want[3];
+    int i;
+    marg_pmf_batch *Bd = NULL, *Sd = NULL, *Bf = NULL, *Sf = NULL;
+    CHECK(marg_pmf_batch_create_f64(1, 2, (const int64_t[]){0}, pd, 0, &Bd) == MARG_SUCCESS);
+    CHECK(marg_pmf_batch_add(Bd, Bd, &Sd) == MARG_SUCCESS);
+    CHECK(marg_pmf_batch_probs_f64(Sd, qd, 3) == MARG_SUCCESS && qd[0] == 0);
+    CHECK(marg_pmf_batch_log_probs_f64(Sd, ld, 3) == MARG_SUCCESS);
+    want[0] = logl((long double)pd[0] * pd[0]);
+    want[1] = logl(2.0L * pd[0] * pd[1]);
+    want[2] = logl((long double)pd[1] * pd[1]);
+    CHECK(close_rel(ld[0], want[0], 1e-14) && close_rel(ld[1], want[1], 1e-14));
+    CHECK(fabsl(ld[2] - want[2]) <= 1e-15);
+    CHECK_FAILS(marg_pmf_batch_log_probs_f64(Sd, ld, 2), MARG_ERROR_INVALID_ARGUMENT, "count");
+    CHECK_FAILS(marg_pmf_batch_log_probs_f32(Sd, lf, 3), MARG_ERROR_INVALID_ARGUMENT,
+                "holds double");
+    CHECK(marg_pmf_batch_create_f32(1, 2, (const int64_t[]){0}, pf, 0, &Bf) == MARG_SUCCESS);
+    CHECK(marg_pmf_batch_add(Bf, Bf, &Sf) == MARG_SUCCESS);
+    CHECK(marg_pmf_batch_log_probs_f32(Sf, lf, 3) == MARG_SUCCESS);
+    want[0] = logl((long double)pf[0] * pf[0]);
+    want[1] = logl(2.0L * pf[0] * pf[1]);
+    for (i = 0; i < 2; ++i) CHECK(close_rel(lf[i], want[i], 1e-6));
+    /* a batch that fits the type: the log of its probabilities */
+    CHECK(marg_pmf_batch_log_probs_f64(Bd, ld, 2) == MARG_SUCCESS);
+    CHECK(ld[0] == log(pd[0]) && ld[1] == log(pd[1]));
+    marg_pmf_batch_destroy(Bd), marg_pmf_batch_destroy(Sd);
+    marg_pmf_batch_destroy(Bf), marg_pmf_batch_destroy(Sf);
+  }
   marg_pmf_batch_destroy(X), marg_pmf_batch_destroy(Y), marg_pmf_batch_destroy(negY);
   marg_pmf_batch_destroy(cp);
   marg_batch_evidence_destroy(E);

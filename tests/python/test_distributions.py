@@ -131,6 +131,24 @@ def test_gradients_against_finite_differences():
     np.testing.assert_allclose(lq, [0.3 / z, 0.5 / z], rtol=1e-14)
 
 
+def test_pmf_batch_log_probs():
+    # rows {t, 1 - t} + themselves: products below the type's range keep
+    # their logs (closed forms in exact arithmetic through math.log)
+    for cls, t, tol in ((marg.PmfBatch, 1e-200, 1e-14), (marg.PmfBatch32, 1e-30, 1e-6)):
+        x = cls(np.array([[t, 1 - t], [0.25, 0.75]], dtype=np.float64 if tol < 1e-10 else np.float32))
+        t = float(x.probs()[0, 0])              # the stored value
+        s = x + x
+        assert s.row_has_log_probs(0) and not s.row_has_log_probs(1)
+        lp = s.log_probs()
+        assert s.probs()[0, 0] == 0 and np.isfinite(lp[0]).all()
+        want = [2 * math.log(t), math.log(2) + math.log(t) + math.log1p(-t), 2 * math.log1p(-t)]
+        for k in range(2):
+            assert lp[0, k] == pytest.approx(want[k], rel=tol)
+            assert s.log_prob(0, k) == pytest.approx(want[k], rel=tol)
+        np.testing.assert_allclose(lp[1], np.log([0.0625, 0.375, 0.5625]), rtol=tol)
+        assert s.log_prob(0, 7) == -math.inf
+
+
 def test_pmf_batch(rng):
     vals = random_pmf(rng, 5, (4,))
     xb = marg.PmfBatch(vals, lowers=[0, 1, 2, 3])

@@ -1012,6 +1012,19 @@ marg_status marg_pmf_batch_probs_f32(const marg_pmf_batch* x, float* out, int64_
 marg_status marg_pmf_batch_probs_f64(const marg_pmf_batch* x, double* out, int64_t count);
 
 /**
+ * Host copy of the row-major padded log-probabilities: finite wherever a
+ * probability is non-zero, also below the type's range (rows with such
+ * values keep their log-probabilities), -inf at zeros and padding.
+ * @param x the batch (float)
+ * @param out receives batch * length values
+ * @param count capacity of out, >= batch * length
+ * @return a status code
+ */
+marg_status marg_pmf_batch_log_probs_f32(const marg_pmf_batch* x, float* out, int64_t count);
+/** Double-precision marg_pmf_batch_log_probs_f32. @copydetails marg_pmf_batch_log_probs_f32 */
+marg_status marg_pmf_batch_log_probs_f64(const marg_pmf_batch* x, double* out, int64_t count);
+
+/**
  * Row b as a pmf handle; NULL when the row is all zero (the posterior of an
  * impossible observation).
  * @param x the batch

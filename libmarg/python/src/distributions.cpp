@@ -9,6 +9,8 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -218,6 +220,24 @@ void bind_pmf(nb::module_& m, const char* name, const char* batch_name) {
           },
           "The row-major probabilities (a numpy copy, batch x length).")
       .def("prob", &B::prob, "b"_a, "k"_a, "P(X_b = k).")
+      .def(
+          "log_probs",
+          [](const B& x) {
+            const std::size_t n = static_cast<std::size_t>(x.batch()) * x.length();
+            std::vector<T> v(n);
+            marg::synchronize();
+            if (x.log_data() != nullptr)
+              std::copy(x.log_data(), x.log_data() + n, v.begin());
+            else
+              std::transform(x.data(), x.data() + n, v.begin(), [](T p) { return std::log(p); });
+            return to_numpy<T>(std::move(v), x.batch(), x.length());
+          },
+          "The row-major log-probabilities (a numpy copy, batch x length): finite wherever a "
+          "probability is non-zero, also below the type's range; -inf at zeros and padding.")
+      .def("log_prob", &B::log_prob, "b"_a, "k"_a,
+           "log P(X_b = k), finite wherever it is non-zero (also below the type's range).")
+      .def("row_has_log_probs", &B::row_has_log_probs, "b"_a,
+           "Whether row b keeps log-probabilities (it has values below the type's range).")
       .def("row", &B::row, "b"_a, "Row b as a pmf.")
       .def("truncated_mass", &B::truncated_mass, "b"_a, "Truncated mass of row b.")
       .def(
