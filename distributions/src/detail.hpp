@@ -256,19 +256,22 @@ pmf<T> pmf_from_logs(const V* lp, std::size_t n, std::int64_t lower, T truncated
   for (std::size_t i = 0; i < n; ++i) mx = std::max<ld>(mx, lp[i]);
   ld s = 0;
   for (std::size_t i = 0; i < n; ++i) s += std::exp(static_cast<ld>(lp[i]) - mx);
-  const ld shift = mx + std::log(s);
+  // (lp - mx) - log s, not lp - (mx + log s): far from 0, mx + log s rounds
+  // to mx's ulp (log-weights near 1e7 would shift every probability by ~1e-12)
+  const ld log_s = std::log(s);
+  const auto log_prob = [&](std::size_t i) { return (static_cast<ld>(lp[i]) - mx) - log_s; };
   array<T> a(n);
   T* d = a.data();
   bool tiny = false;
   for (std::size_t i = 0; i < n; ++i) {
-    const ld l = static_cast<ld>(lp[i]) - shift;
+    const ld l = log_prob(i);
     d[i] = static_cast<T>(std::exp(l));
     tiny = tiny || (l != -INFINITY && l < log_min_normal<T>);
   }
   if (!tiny) return pmf<T>(trusted, std::move(a), lower, truncated);
   array<T> logs(n);
   T* g = logs.data();
-  for (std::size_t i = 0; i < n; ++i) g[i] = static_cast<T>(static_cast<ld>(lp[i]) - shift);
+  for (std::size_t i = 0; i < n; ++i) g[i] = static_cast<T>(log_prob(i));
   return pmf<T>(trusted, std::move(a), std::move(logs), lower, truncated);
 }
 

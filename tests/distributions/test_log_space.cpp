@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "dist_fixture.hpp"
@@ -281,6 +282,74 @@ TEMPLATE_TEST_CASE("log space: categorical_log", "[distributions][log]", MARG_DI
   CHECK_THROWS_WITH(marg::categorical_log<T>({T(0), std::numeric_limits<T>::quiet_NaN()}),
                     Contains("log_weights[1]"));
   CHECK_THROWS_AS(marg::categorical_log<T>({}), marg::invalid_argument);
+}
+
+TEMPLATE_TEST_CASE("log space: categorical_log of log-weights far from 0", "[distributions][log]",
+                   MARG_DIST_CONFIGS) {
+  using T = typename TestType::T;
+  MARG_USE_BACKEND_OR_SKIP(TestType);
+  // weights c - j/4, exact in T: only their differences matter, so the
+  // probabilities are exp(-j/4) / sum, however large |c| is
+  for (const real c : {real(1e6), real(-1e6), real(3e5)}) {
+    CAPTURE(c);
+    std::vector<T> w(40);
+    rvec want(w.size());
+    real total = 0;
+    for (std::size_t j = 0; j < w.size(); ++j) {
+      w[j] = static_cast<T>(c - static_cast<real>(j) / 4);
+      REQUIRE(static_cast<real>(w[j]) == c - static_cast<real>(j) / 4);
+      want[j] = std::exp(-static_cast<real>(j) / 4);
+      total += want[j];
+    }
+    const auto x = marg::categorical_log<T>(w);
+    const std::vector<T> p = x.probs();
+    real mass = 0;
+    real worst = 0;
+    for (std::size_t j = 0; j < p.size(); ++j) {
+      mass += p[j];
+      worst = std::max(worst, std::fabs(p[j] - want[j] / total) / (want[j] / total));
+    }
+    CHECK(worst <= 2 * std::numeric_limits<T>::epsilon());
+    CHECK(std::fabs(mass - 1) <= 2 * std::numeric_limits<T>::epsilon());
+  }
+}
+
+TEMPLATE_TEST_CASE("log space: a far-tail posterior sums to 1", "[distributions][log]",
+                   MARG_DIST_CONFIGS) {
+  using T = typename TestType::T;
+  MARG_USE_BACKEND_OR_SKIP(TestType);
+  // X, Y ~ Binomial(n, p) with p far below T's range, X + Y = n: the
+  // posterior of X is hypergeometric, C(n, j)^2 / C(2n, n), whatever p is,
+  // while the log-likelihood is near 2n log p
+  const T p = std::is_same_v<T, float> ? T(1e-30) : T(1e-300);
+  for (const std::int64_t n : {50, 200, 400}) {
+    CAPTURE(n);
+    const auto x = marg::binomial<T>(n, p);
+    const auto post = marg::condition_on_sum(x, x, n);
+    REQUIRE(post.first.size() == n + 1);
+    rvec want(static_cast<std::size_t>(n + 1));
+    real top = ninf;
+    for (std::int64_t j = 0; j <= n; ++j) {
+      want[j] =
+          2 * (std::lgamma(real(n + 1)) - std::lgamma(real(j + 1)) - std::lgamma(real(n - j + 1)));
+      top = std::max(top, want[j]);
+    }
+    real total = 0;
+    for (const real w : want) total += std::exp(w - top);
+    const std::vector<T> got = post.first.probs();
+    real mass = 0;
+    real worst = 0;
+    for (std::int64_t j = 0; j <= n; ++j) {
+      mass += got[j];
+      const real ref = std::exp(want[j] - top) / total;
+      if (ref > std::numeric_limits<T>::min() / std::numeric_limits<T>::epsilon())
+        worst = std::max(worst, std::fabs(got[j] - ref) / ref);
+    }
+    // the terms' log-probabilities, near n log p, are held in T: each is
+    // within half an ulp, so a weight's log moves by up to eps n |log p|
+    CHECK(worst <= 2 * std::numeric_limits<T>::epsilon() * n * std::fabs(std::log(real(p))));
+    CHECK(std::fabs(mass - 1) <= 2 * std::numeric_limits<T>::epsilon());
+  }
 }
 
 TEST_CASE("log space: the default tail keeps a count of 50 possible", "[distributions][log]") {
