@@ -9,6 +9,7 @@
 #include "../detail/banded.hpp"
 #include "cuda_check.hpp"
 #include "features.hpp"
+#include "kernels/wgmma_tf32.cuh"
 #include "stream.hpp"
 
 #ifndef MARG_CUDA_ARCHITECTURES_BUILT
@@ -149,6 +150,10 @@ const device_features& current_device_features() {
     f.capability = major * 10 + minor;
     f.hopper = f.capability >= 90 && a.ptxVersion >= 90 && !generic_forced();
     f.ampere = f.capability >= 80 && a.ptxVersion >= 80;
+    f.wgmma = f.hopper && wgmma_tf32_available();
+    MARG_CUDA_TRY(cudaDeviceGetAttribute(&f.multiprocessors, cudaDevAttrMultiProcessorCount, dev));
+    MARG_CUDA_TRY(
+        cudaDeviceGetAttribute(&f.max_smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
     cached_device = dev;
   }
   return f;

@@ -20,10 +20,21 @@ struct device_features {
   /// mma.sync on FP64 and TF32 and cp.async (sm_80 and later): the mma
   /// variant needs them
   bool ampere = false;
+  /// the binary's sm_90a machine code runs here (a Hopper device with the
+  /// Hopper features): the wgmma variant needs it
+  bool wgmma = false;
+  /// streaming multiprocessors: the dispatch sizes grids and waves with them
+  int multiprocessors = 0;
+  /// shared memory one block may opt in to, in bytes: the lane variant's
+  /// slabs must fit
+  int max_smem = 0;
 };
 
 /// @return the features of the calling thread's current device (cached per
-///         host thread and device)
+///         host thread and device). The dispatch reads the device only
+///         through them: choose() (launch.hpp) is a function of them and the
+///         problem, so tests describe made-up devices on a machine without a
+///         GPU.
 const device_features& current_device_features();
 
 /// @return true when the environment variable MARG_CUDA_GENERIC is set (and

@@ -7,6 +7,7 @@
 #include "../detail/banded.hpp"
 #include "features.hpp"
 #include "kernels/correlation.cuh"
+#include "plan.hpp"
 
 namespace marg::detail::cuda {
 
@@ -18,60 +19,48 @@ namespace marg::detail::cuda {
 template <class T>
 void launch_banded(const banded_args<T>& x, cudaStream_t stream);
 
-/// Kernel variants: warp per problem (kernels/warp.cuh), the tiled direct
-/// kernel with small, mid and large tiles (kernels/tiled.cuh), the
-/// tensor-core kernels (mma: 3xTF32 for float in kernels/mma_tf32.cu, FP64
-/// DMMA for double in kernels/mma_f64.cu) and lane per problem for large
-/// batches of small problems (kernels/lane.cuh), and 3xTF32 on Hopper's
-/// warpgroup instruction for single large float problems
-/// (kernels/wgmma_tf32.cu, sm_90a only), warp per problem with paired
-/// output blocks for batches of mid-sized problems (kernels/pairs.cuh), and
-/// the wide tile for single problems of a few thousand outputs
-/// (kernels/wide.cuh: the taps split over one block's threads).
-enum class kernel_variant { warp, small, mid, large, mma, lane, pairs, wgmma, wide };
-
-/// Every variant, in declaration order.
-inline constexpr kernel_variant all_variants[] = {
-    kernel_variant::warp,  kernel_variant::small, kernel_variant::mid,
-    kernel_variant::large, kernel_variant::mma,   kernel_variant::lane,
-    kernel_variant::pairs, kernel_variant::wgmma, kernel_variant::wide};
-
-/// @param v a variant
-/// @return its name: "warp", "small", "mid", "large", "mma", "lane", "pairs", "wgmma" or
-///         "wide"
-const char* variant_name(kernel_variant v);
-
 /// Whether variant `v` can compute `c` on this device (the tiled and warp
 /// variants take every correlation; see mma_supports and lane_supports).
 /// @param v the variant
 /// @param c the correlation
+/// @param d the device (default: the current one)
 /// @return true when launch_variant(v, c, ...) may be used
 template <class T>
-bool variant_supports(kernel_variant v, const correlation_view<T>& c);
+bool variant_supports(kernel_variant v, const correlation_view<T>& c,
+                      const device_features& d = current_device_features());
 
 /// Whether the tensor-core variant computes `c` exactly (to the type's
 /// accuracy) on this device; launching it on a `c` it does not support is an
 /// error.
 /// @param c the correlation
+/// @param d the device (default: the current one)
 /// @return true when launch_variant(kernel_variant::mma, c, ...) may be used
-bool mma_supports(const correlation_view<float>& c);
-/// @copydoc mma_supports(const correlation_view<float>&)
-bool mma_supports(const correlation_view<double>& c);
+bool mma_supports(const correlation_view<float>& c,
+                  const device_features& d = current_device_features());
+/// @copydoc mma_supports(const correlation_view<float>&, const device_features&)
+bool mma_supports(const correlation_view<double>& c,
+                  const device_features& d = current_device_features());
 
 /// Whether launch_banded takes the tensor-core variant for `c` (faster than
 /// the tiled and warp variants for this shape).
 /// @param c the correlation
+/// @param d the device (default: the current one)
 /// @return true to dispatch `c` to the mma variant
-bool mma_preferred(const correlation_view<float>& c);
-/// @copydoc mma_preferred(const correlation_view<float>&)
-bool mma_preferred(const correlation_view<double>& c);
+bool mma_preferred(const correlation_view<float>& c,
+                   const device_features& d = current_device_features());
+/// @copydoc mma_preferred(const correlation_view<float>&, const device_features&)
+bool mma_preferred(const correlation_view<double>& c,
+                   const device_features& d = current_device_features());
 
 /// Blocks sharing the taps of one output tile of the mma variant.
 /// @param c the correlation
+/// @param d the device (default: the current one)
 /// @return the split the mma variant uses for `c` (>= 1)
-int mma_split(const correlation_view<float>& c);
-/// @copydoc mma_split(const correlation_view<float>&)
-int mma_split(const correlation_view<double>& c);
+int mma_split(const correlation_view<float>& c,
+              const device_features& d = current_device_features());
+/// @copydoc mma_split(const correlation_view<float>&, const device_features&)
+int mma_split(const correlation_view<double>& c,
+              const device_features& d = current_device_features());
 
 /// Launches the tensor-core variant (requires mma_supports(c)).
 /// @param c the correlation
@@ -86,19 +75,25 @@ void launch_mma(const correlation_view<double>& c, int split, cudaStream_t strea
 /// the long-row kernel (kernels/lane_long.cuh), whichever's shared memory
 /// fits.
 /// @param c the correlation
+/// @param d the device (default: the current one)
 /// @return true when launch_variant(kernel_variant::lane, c, ...) may be used
-bool lane_supports(const correlation_view<float>& c);
-/// @copydoc lane_supports(const correlation_view<float>&)
-bool lane_supports(const correlation_view<double>& c);
+bool lane_supports(const correlation_view<float>& c,
+                   const device_features& d = current_device_features());
+/// @copydoc lane_supports(const correlation_view<float>&, const device_features&)
+bool lane_supports(const correlation_view<double>& c,
+                   const device_features& d = current_device_features());
 
 /// Whether the lane kernels with a group output slab (kernels/lane.cuh,
 /// lane_bulk.cuh) can run `c`: the kernels the cost model of float
 /// convolutions describes (launch_banded.cu, conv_model).
 /// @param c the correlation
+/// @param d the device (default: the current one)
 /// @return true when launch_lane runs `c` on one of them
-bool lane_slab_fits(const correlation_view<float>& c);
-/// @copydoc lane_slab_fits(const correlation_view<float>&)
-bool lane_slab_fits(const correlation_view<double>& c);
+bool lane_slab_fits(const correlation_view<float>& c,
+                    const device_features& d = current_device_features());
+/// @copydoc lane_slab_fits(const correlation_view<float>&, const device_features&)
+bool lane_slab_fits(const correlation_view<double>& c,
+                    const device_features& d = current_device_features());
 
 /// Whether launch_banded takes the lane-per-problem variant for `c` (large
 /// batches of up to 256 taps; asked after conv_model, the cost model of float
@@ -107,10 +102,13 @@ bool lane_slab_fits(const correlation_view<double>& c);
 /// rows that fill the GPU's waves on the long-row kernel; docs/kernel-notes.md has the
 /// measurements).
 /// @param c the correlation
+/// @param d the device (default: the current one)
 /// @return true to dispatch `c` to the lane variant
-bool lane_preferred(const correlation_view<float>& c);
-/// @copydoc lane_preferred(const correlation_view<float>&)
-bool lane_preferred(const correlation_view<double>& c);
+bool lane_preferred(const correlation_view<float>& c,
+                    const device_features& d = current_device_features());
+/// @copydoc lane_preferred(const correlation_view<float>&, const device_features&)
+bool lane_preferred(const correlation_view<double>& c,
+                    const device_features& d = current_device_features());
 
 /// Launches the lane-per-problem variant (requires lane_supports(c)).
 /// @param c the correlation
@@ -122,10 +120,13 @@ void launch_lane(const correlation_view<double>& c, cudaStream_t stream);
 /// Whether the paired-block variant can run `c` (at most 1024 outputs per
 /// problem; its shared memory fits without the opt-in).
 /// @param c the correlation
+/// @param d the device (default: the current one)
 /// @return true when launch_variant(kernel_variant::pairs, c, ...) may be used
-bool pairs_supports(const correlation_view<float>& c);
-/// @copydoc pairs_supports(const correlation_view<float>&)
-bool pairs_supports(const correlation_view<double>& c);
+bool pairs_supports(const correlation_view<float>& c,
+                    const device_features& d = current_device_features());
+/// @copydoc pairs_supports(const correlation_view<float>&, const device_features&)
+bool pairs_supports(const correlation_view<double>& c,
+                    const device_features& d = current_device_features());
 
 /// Whether the paired-block variant is the fastest for `c` (float batches
 /// of full convolutions of 319-1024 outputs from 160 taps, and of gradients
@@ -134,10 +135,13 @@ bool pairs_supports(const correlation_view<double>& c);
 /// lane_preferred (docs/kernel-notes.md has the
 /// measurements).
 /// @param c the correlation
+/// @param d the device (default: the current one)
 /// @return true when the pairs variant is the one to dispatch `c` to
-bool pairs_preferred(const correlation_view<float>& c);
-/// @copydoc pairs_preferred(const correlation_view<float>&)
-bool pairs_preferred(const correlation_view<double>& c);
+bool pairs_preferred(const correlation_view<float>& c,
+                     const device_features& d = current_device_features());
+/// @copydoc pairs_preferred(const correlation_view<float>&, const device_features&)
+bool pairs_preferred(const correlation_view<double>& c,
+                     const device_features& d = current_device_features());
 
 /// Launches the paired-block variant (requires pairs_supports(c)).
 /// @param c the correlation
@@ -149,10 +153,13 @@ void launch_pairs(const correlation_view<double>& c, cudaStream_t stream);
 /// Whether the wide-tile variant can run `c`: one problem, unit strides,
 /// 16-byte aligned operands, at most 4096 taps (float) or 2048 (double).
 /// @param c the correlation
+/// @param d the device (default: the current one)
 /// @return true when launch_variant(kernel_variant::wide, c, ...) may be used
-bool wide_supports(const correlation_view<float>& c);
-/// @copydoc wide_supports(const correlation_view<float>&)
-bool wide_supports(const correlation_view<double>& c);
+bool wide_supports(const correlation_view<float>& c,
+                   const device_features& d = current_device_features());
+/// @copydoc wide_supports(const correlation_view<float>&, const device_features&)
+bool wide_supports(const correlation_view<double>& c,
+                   const device_features& d = current_device_features());
 
 /// Whether launch_banded takes the wide-tile variant for `c`: single
 /// problems of up to 2048 taps and 64-32768 outputs, float problems of up
@@ -162,10 +169,13 @@ bool wide_supports(const correlation_view<double>& c);
 /// wide_dispatch; docs/kernel-notes.md has the
 /// measurements).
 /// @param c the correlation
+/// @param d the device (default: the current one)
 /// @return true to dispatch `c` to the wide variant
-bool wide_preferred(const correlation_view<float>& c);
-/// @copydoc wide_preferred(const correlation_view<float>&)
-bool wide_preferred(const correlation_view<double>& c);
+bool wide_preferred(const correlation_view<float>& c,
+                    const device_features& d = current_device_features());
+/// @copydoc wide_preferred(const correlation_view<float>&, const device_features&)
+bool wide_preferred(const correlation_view<double>& c,
+                    const device_features& d = current_device_features());
 
 /// Launches the wide-tile variant (requires wide_supports(c)).
 /// @param c the correlation
@@ -187,8 +197,10 @@ void launch_variant(kernel_variant v, const correlation_view<T>& c, int split, c
 /// variants).
 /// @param v the variant
 /// @param c the correlation
+/// @param d the device (default: the current one)
 /// @return blocks per output tile, 1..8
 template <class T>
-int tap_split_of(kernel_variant v, const correlation_view<T>& c);
+int tap_split_of(kernel_variant v, const correlation_view<T>& c,
+                 const device_features& d = current_device_features());
 
 }  // namespace marg::detail::cuda

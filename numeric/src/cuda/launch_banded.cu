@@ -106,17 +106,17 @@ struct dispatch_tuning {
 // split of batch_tap_split: the fill rule splits batches more than pays,
 // as every part repeats the staging and the cluster sum
 template <class C, class T>
-int tap_split(const correlation_view<T>& c) {
+int tap_split(const correlation_view<T>& c, const device_features& dev) {
   const std::int64_t tiles = tiles_of<C>(c);
   const std::int64_t taps = std::min<std::int64_t>(c.la, std::int64_t{C::TJ} + c.lx - 1);
   if (c.batch > 1) {
     if constexpr (std::is_same_v<C, tiled_mid_f>)
-      return batch_tap_split(tiles, taps, C::KC, multiprocessors(),
+      return batch_tap_split(tiles, taps, C::KC, dev.multiprocessors,
                              dispatch_tuning::float_mid_split);
-    return batch_tap_split(tiles, taps, C::KC, multiprocessors());
+    return batch_tap_split(tiles, taps, C::KC, dev.multiprocessors);
   }
   const std::int64_t stages = (taps + C::KC - 1) / C::KC;
-  return tap_split_for(tiles, stages, dispatch_tuning::blocks_per_sm * multiprocessors());
+  return tap_split_for(tiles, stages, dispatch_tuning::blocks_per_sm * dev.multiprocessors);
 }
 
 // full convolutions (lead > 0) whose mid tiles cannot fill the GPU take the
@@ -130,24 +130,24 @@ int tap_split(const correlation_view<T>& c) {
 // many tiles fill more of the GPU (docs/kernel-notes.md has the
 // measurements).
 template <class T>
-bool underfilled(const correlation_view<T>& c) {
+bool underfilled(const correlation_view<T>& c, const device_features& dev) {
   using d = dispatch_tuning;
   const std::int64_t tiles = tiles_of<typename tiled_tunings<T>::mid>(c);
   if (c.lead == 0 || (sizeof(T) == 8 && c.batch > 1)) {
     const std::int64_t macs = band_macs(c) * c.batch;
-    return c.batch < d::batched_mid_from_batch && tiles < multiprocessors() &&
+    return c.batch < d::batched_mid_from_batch && tiles < dev.multiprocessors &&
            c.la <= d::few_tiles_max_taps &&
            macs <= (sizeof(T) == 8 ? d::few_tiles_double_macs : d::few_tiles_float_macs);
   }
   if (c.batch > 1 && ((c.la >= 256 && c.la < 384) || (c.la >= 512 && c.batch <= 16))) return false;
-  return tiles < d::blocks_per_sm * multiprocessors();
+  return tiles < d::blocks_per_sm * dev.multiprocessors;
 }
 
 // batches of double problems of few taps and long outputs whose large tiles
 // fill their waves take the large tile (dispatch_tuning::large_double_*; a
 // wave: the large tile's min_blocks per multiprocessor)
 template <class T>
-bool large_double_few_taps(const correlation_view<T>& c) {
+bool large_double_few_taps(const correlation_view<T>& c, const device_features& dev) {
   using d = dispatch_tuning;
   using large = typename tiled_tunings<T>::large;
   if (sizeof(T) != 8 || c.batch < 2 || c.la > d::large_double_max_taps ||
@@ -155,16 +155,16 @@ bool large_double_few_taps(const correlation_view<T>& c) {
     return false;
   const std::int64_t tiles = tiles_of<large>(c);
   return 100 * tiles >=
-         d::large_double_fill_pct * wave_slots(tiles, large::min_blocks * multiprocessors());
+         d::large_double_fill_pct * wave_slots(tiles, large::min_blocks * dev.multiprocessors);
 }
 
 // whether the large tiles of `c` make at least half a wave over the
 // multiprocessors, or its taps are many (dispatch_tuning::large_from_taps)
 template <class T>
-bool large_wave(const correlation_view<T>& c) {
+bool large_wave(const correlation_view<T>& c, const device_features& dev) {
   using d = dispatch_tuning;
   const std::int64_t tiles = tiles_of<typename tiled_tunings<T>::large>(c);
-  return 2 * tiles >= multiprocessors() ||
+  return 2 * tiles >= dev.multiprocessors ||
          c.la > (sizeof(T) == 4 ? d::large_wave_float_taps : d::long_taps);
 }
 
@@ -233,8 +233,9 @@ bool batched_full_float(const correlation_view<T>& c) {
 // which); inside a stream capture too, where its workspace becomes the
 // graph's allocation and free nodes
 template <class T>
-bool wgmma_first(const correlation_view<T>& c) {
-  if constexpr (std::is_same_v<T, float>) return wgmma_tf32_preferred(c) && wgmma_tf32_supports(c);
+bool wgmma_first(const correlation_view<T>& c, const device_features& dev) {
+  if constexpr (std::is_same_v<T, float>)
+    return wgmma_tf32_preferred(c) && wgmma_tf32_supports(c, dev);
   return false;
 }
 
@@ -279,12 +280,13 @@ struct conv_model {
 
 // the variant of conv_model, or none outside its range
 template <class T>
-std::optional<kernel_variant> modelled_conv(const correlation_view<T>& c) {
+std::optional<kernel_variant> modelled_conv(const correlation_view<T>& c,
+                                            const device_features& dev) {
   using d = conv_model;
   if (sizeof(T) != 4 || c.lead == 0 || c.batch < d::min_batch || c.la < d::min_taps ||
       c.la > d::max_taps || c.lout < d::min_out || c.lout > d::max_out)
     return std::nullopt;
-  const std::int64_t sms = multiprocessors();
+  const std::int64_t sms = dev.multiprocessors;
   const std::int64_t groups = (c.batch + d::lane_group - 1) / d::lane_group;
   const double lane_fill = double(groups) / double(wave_slots(groups, sms));
   const double pairs_fill = double(c.lout) / double(wave_slots(c.lout, d::pairs_half));
@@ -297,9 +299,9 @@ std::optional<kernel_variant> modelled_conv(const correlation_view<T>& c) {
   double lane = 0, warp = 0;
   for (int i = 0; i < 6; ++i) lane += d::lane[i] * f[i], warp += d::warp[i] * f[i];
   // ln(t / t_pairs): pairs is 0; the fits (shared-memory layouts) last
-  if (lane < 0 && lane <= warp && lane_slab_fits(c)) return kernel_variant::lane;
+  if (lane < 0 && lane <= warp && lane_slab_fits(c, dev)) return kernel_variant::lane;
   if (warp < 0) return kernel_variant::warp;
-  if (pairs_supports(c)) return kernel_variant::pairs;
+  if (pairs_supports(c, dev)) return kernel_variant::pairs;
   return std::nullopt;
 }
 
@@ -348,7 +350,8 @@ struct batch_audit {
 
 // the variant of batch_audit's rules, or none outside them
 template <class T>
-std::optional<kernel_variant> audited_batch(const correlation_view<T>& c) {
+std::optional<kernel_variant> audited_batch(const correlation_view<T>& c,
+                                            const device_features& dev) {
   using d = batch_audit;
   constexpr bool is_float = sizeof(T) == 4;
   const std::int64_t batch = c.batch, taps = c.la, out = c.lout;
@@ -358,11 +361,12 @@ std::optional<kernel_variant> audited_batch(const correlation_view<T>& c) {
   // float gradients of more taps than pairs_short takes (pairs_grad, big_grad_*)
   const bool long_grad = is_float && c.lead == 0 && taps > d::pairs_taps;
   const bool pairs_grad = long_grad && out <= d::pairs_grad_out && batch >= d::pairs_grad_batch;
-  if (is_float && (pairs_short || pairs_grad) && pairs_supports(c)) return kernel_variant::pairs;
+  if (is_float && (pairs_short || pairs_grad) && pairs_supports(c, dev))
+    return kernel_variant::pairs;
   if (long_grad && out > d::pairs_grad_out && out < d::mma_grad_out && batch >= d::big_grad_batch) {
-    const bool lane = lane_supports(c);
+    const bool lane = lane_supports(c, dev);
     if (lane && batch >= d::big_grad_lane_batch) return kernel_variant::lane;
-    if (pairs_supports(c)) return kernel_variant::pairs;
+    if (pairs_supports(c, dev)) return kernel_variant::pairs;
     if (lane) return kernel_variant::lane;
   }
   const bool few = taps <= d::few_taps && batch >= (is_float ? d::few_batch_f : d::few_batch_d);
@@ -370,7 +374,7 @@ std::optional<kernel_variant> audited_batch(const correlation_view<T>& c) {
   if (few || some) return kernel_variant::warp;
   const bool mma_grad = c.lead == 0 && out >= d::mma_grad_out && batch >= d::mma_grad_batch &&
                         taps > d::mma_short_taps && taps <= d::mma_taps;
-  if (!mma_supports(c)) return std::nullopt;
+  if (!mma_supports(c, dev)) return std::nullopt;
   if (is_float ? (out >= d::mma_out && batch >= d::mma_batch && batch * out >= d::mma_work &&
                   (taps <= d::mma_short_taps || (out >= d::mma_long_out && taps <= d::mma_taps))) ||
                      mma_grad
@@ -394,9 +398,9 @@ std::int64_t mid_from_out(const correlation_view<T>& c) {
 // chosen (variant_supports): without a tap split, the largest tile whose
 // tiles still give every multiprocessor a block, else the small tile.
 template <class T>
-kernel_variant generic_tile(const correlation_view<T>& c) {
+kernel_variant generic_tile(const correlation_view<T>& c, const device_features& dev) {
   using tun = tiled_tunings<T>;
-  const std::int64_t sms = multiprocessors();
+  const std::int64_t sms = dev.multiprocessors;
   if (c.lout >= dispatch_tuning::large_from_out && tiles_of<typename tun::large>(c) >= sms)
     return kernel_variant::large;
   if (c.lout >= dispatch_tuning::mid_from_out && tiles_of<typename tun::mid>(c) >= sms)
@@ -404,28 +408,56 @@ kernel_variant generic_tile(const correlation_view<T>& c) {
   return kernel_variant::small;
 }
 
-// Launches variant v with `split`, or generic_tile where this device cannot
-// run v; a device without clusters (current_device_features) runs every
-// tile unsplit. The one place launch_banded launches: whatever the rules
-// above choose, the device runs what it supports.
+// The plan of variant v with `split`, or of generic_tile where device `d`
+// cannot run v; a device without clusters runs every tile unsplit. Every
+// plan choose() returns passes through here: whatever the rules above
+// prefer, the device runs what it supports.
 template <class T>
-void launch_on_device(kernel_variant v, const correlation_view<T>& c, int split,
-                      cudaStream_t stream) {
-  if (!variant_supports(v, c)) {
-    v = generic_tile(c);
-    split = tap_split_of(v, c);
+kernel_plan on_device(kernel_variant v, const correlation_view<T>& c, int split,
+                      const device_features& dev) {
+  if (!variant_supports(v, c, dev)) {
+    v = generic_tile(c, dev);
+    split = tap_split_of(v, c, dev);
   }
-  if (!current_device_features().hopper) split = 1;
-  launch_variant(v, c, split, stream);
+  if (!dev.hopper) split = 1;
+  return {v, split};
+}
+
+// The preference rules in order: the first that claims `c` names the variant.
+template <class T>
+kernel_plan choose_for(const correlation_view<T>& c, const device_features& dev) {
+  using tun = tiled_tunings<T>;
+  if (const auto v = modelled_conv(c, dev)) return on_device(*v, c, 1, dev);
+  if (lane_preferred(c, dev)) return on_device(kernel_variant::lane, c, 1, dev);
+  if (pairs_preferred(c, dev)) return on_device(kernel_variant::pairs, c, 1, dev);
+  if (const auto a = audited_batch(c, dev)) return on_device(*a, c, tap_split_of(*a, c, dev), dev);
+  if (wgmma_first(c, dev)) return on_device(kernel_variant::wgmma, c, 1, dev);
+  if (wide_preferred(c, dev) && wide_supports(c, dev))
+    return on_device(kernel_variant::wide, c, 1, dev);
+  if (mma_preferred(c, dev) && mma_supports(c, dev))
+    return on_device(kernel_variant::mma, c, mma_split(c, dev), dev);
+  if (warp_preferred(c)) return on_device(kernel_variant::warp, c, 1, dev);
+  if (c.batch == 1 && (c.la > dispatch_tuning::long_taps || c.lout > dispatch_tuning::long_out)) {
+    const kernel_variant v =
+        c.la > dispatch_tuning::long_taps ? long_taps_tile(c) : long_out_tile(c);
+    return on_device(v, c, tap_split_of(v, c, dev), dev);
+  }
+  if ((c.lout >= dispatch_tuning::large_from_out && c.la >= dispatch_tuning::large_from_taps &&
+       large_wave(c, dev)) ||
+      batched_full_float(c) || batched_grad_float(c) || large_double_few_taps(c, dev))
+    return on_device(kernel_variant::large, c, tap_split<typename tun::large>(c, dev), dev);
+  if (c.lout >= mid_from_out(c) && !underfilled(c, dev))
+    return on_device(kernel_variant::mid, c, tap_split<typename tun::mid>(c, dev), dev);
+  return on_device(kernel_variant::small, c, tap_split<typename tun::small>(c, dev), dev);
 }
 
 }  // namespace
 
 template <class T>
-int tap_split_of(kernel_variant v, const correlation_view<T>& c) {
+int tap_split_of(kernel_variant v, const correlation_view<T>& c, const device_features& dev) {
   using tun = tiled_tunings<T>;
   // a tap split runs over a cluster (sm_90)
-  if (!current_device_features().hopper) return 1;
+  if (!dev.hopper) return 1;
   switch (v) {
     case kernel_variant::warp:
     case kernel_variant::lane:
@@ -434,57 +466,37 @@ int tap_split_of(kernel_variant v, const correlation_view<T>& c) {
     case kernel_variant::wide:
       return 1;
     case kernel_variant::small:
-      return tap_split<typename tun::small>(c);
+      return tap_split<typename tun::small>(c, dev);
     case kernel_variant::mid:
-      return tap_split<typename tun::mid>(c);
+      return tap_split<typename tun::mid>(c, dev);
     case kernel_variant::large:
-      return tap_split<typename tun::large>(c);
+      return tap_split<typename tun::large>(c, dev);
     case kernel_variant::mma:
-      return mma_split(c);
+      return mma_split(c, dev);
   }
   return 1;
 }
 
 template <class T>
+kernel_plan choose(const banded_args<T>& x, const device_features& dev) {
+  return choose_for(correlation_of(x), dev);
+}
+
+template <class T>
 void launch_banded(const banded_args<T>& x, cudaStream_t stream) {
   if (x.batch == 0) return;
-  using tun = tiled_tunings<T>;
   const correlation_view<T> c = correlation_of(x);
-  if (const auto v = modelled_conv(c)) {
-    launch_on_device(*v, c, 1, stream);
-  } else if (lane_preferred(c)) {
-    launch_on_device(kernel_variant::lane, c, 1, stream);
-  } else if (pairs_preferred(c)) {
-    launch_on_device(kernel_variant::pairs, c, 1, stream);
-  } else if (const auto a = audited_batch(c)) {
-    launch_on_device(*a, c, tap_split_of(*a, c), stream);
-  } else if (wgmma_first(c)) {
-    launch_on_device(kernel_variant::wgmma, c, 1, stream);
-  } else if (wide_preferred(c) && wide_supports(c)) {
-    launch_on_device(kernel_variant::wide, c, 1, stream);
-  } else if (mma_preferred(c) && mma_supports(c)) {
-    launch_on_device(kernel_variant::mma, c, mma_split(c), stream);
-  } else if (warp_preferred(c)) {
-    launch_on_device(kernel_variant::warp, c, 1, stream);
-  } else if (c.batch == 1 &&
-             (c.la > dispatch_tuning::long_taps || c.lout > dispatch_tuning::long_out)) {
-    const kernel_variant v =
-        c.la > dispatch_tuning::long_taps ? long_taps_tile(c) : long_out_tile(c);
-    launch_on_device(v, c, tap_split_of(v, c), stream);
-  } else if ((c.lout >= dispatch_tuning::large_from_out &&
-              c.la >= dispatch_tuning::large_from_taps && large_wave(c)) ||
-             batched_full_float(c) || batched_grad_float(c) || large_double_few_taps(c)) {
-    launch_on_device(kernel_variant::large, c, tap_split<typename tun::large>(c), stream);
-  } else if (c.lout >= mid_from_out(c) && !underfilled(c)) {
-    launch_on_device(kernel_variant::mid, c, tap_split<typename tun::mid>(c), stream);
-  } else {
-    launch_on_device(kernel_variant::small, c, tap_split<typename tun::small>(c), stream);
-  }
+  const kernel_plan p = choose_for(c, current_device_features());
+  launch_variant(p.variant, c, p.split, stream);
 }
 
 template void launch_banded<float>(const banded_args<float>&, cudaStream_t);
 template void launch_banded<double>(const banded_args<double>&, cudaStream_t);
-template int tap_split_of<float>(kernel_variant, const correlation_view<float>&);
-template int tap_split_of<double>(kernel_variant, const correlation_view<double>&);
+template kernel_plan choose<float>(const banded_args<float>&, const device_features&);
+template kernel_plan choose<double>(const banded_args<double>&, const device_features&);
+template int tap_split_of<float>(kernel_variant, const correlation_view<float>&,
+                                 const device_features&);
+template int tap_split_of<double>(kernel_variant, const correlation_view<double>&,
+                                  const device_features&);
 
 }  // namespace marg::detail::cuda

@@ -346,22 +346,21 @@ struct lane_long_dispatch {
 };
 
 template <class T>
-bool lane_long_preferred(const correlation_view<T>& c, int max_smem) {
+bool lane_long_preferred(const correlation_view<T>& c, const device_features& dev) {
   using L = lane_long_dispatch;
   if (sizeof(T) != 4 || (c.lead == 0 && c.lout > L::grad_max_out)) return false;
-  const std::int64_t sms = multiprocessors();
+  const std::int64_t sms = dev.multiprocessors;
   const std::int64_t groups = (std::int64_t{c.batch} + lane_tuning::P - 1) / lane_tuning::P;
   const std::int64_t cap = wave_slots(groups, sms);
   const int pct = cap >= 3 * sms ? L::min_fill3_pct : L::min_fill_pct;
-  return 100 * groups >= pct * cap && lane_long_fits(c, max_smem);
+  return 100 * groups >= pct * cap && lane_long_fits(c, dev.max_smem);
 }
 
 template <class T>
-bool lane_preferred_t(const correlation_view<T>& c) {
+bool lane_preferred_t(const correlation_view<T>& c, const device_features& dev) {
   using d = lane_dispatch;
-  if (!current_device_features().hopper) return false;
-  const int smem = current_lane_device().max_smem;
-  if (!lane_fits(c, smem)) return lane_long_preferred(c, smem);
+  if (!dev.hopper) return false;
+  if (!lane_fits(c, dev.max_smem)) return lane_long_preferred(c, dev);
   const bool conv = c.lead > 0;
   const int min_taps = conv             ? d::min_conv_taps
                        : sizeof(T) == 4 ? d::min_grad_taps_float
@@ -390,32 +389,31 @@ bool lane_preferred_t(const correlation_view<T>& c) {
 }
 
 template <class T>
-bool lane_supports_t(const correlation_view<T>& c) {
+bool lane_supports_t(const correlation_view<T>& c, const device_features& d) {
   // the lane kernels stage through mbarrier transactions and TMA (sm_90)
-  if (!current_device_features().hopper) return false;
-  const int smem = current_lane_device().max_smem;
-  return lane_fits(c, smem) || lane_long_fits(c, smem);
+  if (!d.hopper) return false;
+  return lane_fits(c, d.max_smem) || lane_long_fits(c, d.max_smem);
 }
 
 }  // namespace
 
-bool lane_supports(const correlation_view<float>& c) {
-  return lane_supports_t(c);
+bool lane_supports(const correlation_view<float>& c, const device_features& d) {
+  return lane_supports_t(c, d);
 }
-bool lane_supports(const correlation_view<double>& c) {
-  return lane_supports_t(c);
+bool lane_supports(const correlation_view<double>& c, const device_features& d) {
+  return lane_supports_t(c, d);
 }
-bool lane_slab_fits(const correlation_view<float>& c) {
-  return current_device_features().hopper && lane_fits(c, current_lane_device().max_smem);
+bool lane_slab_fits(const correlation_view<float>& c, const device_features& d) {
+  return d.hopper && lane_fits(c, d.max_smem);
 }
-bool lane_slab_fits(const correlation_view<double>& c) {
-  return current_device_features().hopper && lane_fits(c, current_lane_device().max_smem);
+bool lane_slab_fits(const correlation_view<double>& c, const device_features& d) {
+  return d.hopper && lane_fits(c, d.max_smem);
 }
-bool lane_preferred(const correlation_view<float>& c) {
-  return lane_preferred_t(c);
+bool lane_preferred(const correlation_view<float>& c, const device_features& d) {
+  return lane_preferred_t(c, d);
 }
-bool lane_preferred(const correlation_view<double>& c) {
-  return lane_preferred_t(c);
+bool lane_preferred(const correlation_view<double>& c, const device_features& d) {
+  return lane_preferred_t(c, d);
 }
 void launch_lane(const correlation_view<float>& c, cudaStream_t stream) {
   launch_lane_t(c, stream);

@@ -80,12 +80,12 @@ bool use_batched(const correlation_view<double>& c) {
 
 }  // namespace
 
-bool mma_supports(const correlation_view<double>&) {
+bool mma_supports(const correlation_view<double>&, const device_features& dev) {
   // m16n8k16 FP64 mma.sync is sm_90's
-  return current_device_features().hopper;
+  return dev.hopper;
 }
 
-bool mma_preferred(const correlation_view<double>& c) {
+bool mma_preferred(const correlation_view<double>& c, const device_features&) {
   using d = mma_f64_dispatch;
   if (c.batch == 1 && c.lout > d::long_from_out) {
     const std::int64_t la = c.la, lout = c.lout;
@@ -107,10 +107,10 @@ bool mma_preferred(const correlation_view<double>& c) {
   return c.lout >= d::min_out && c.la >= d::min_taps && work >= d::min_work;
 }
 
-int mma_split(const correlation_view<double>& c) {
+int mma_split(const correlation_view<double>& c, const device_features& dev) {
   using d = mma_f64_dispatch;
-  return use_batched(c) ? mma_f64_split<d::batched>(c, multiprocessors(), d::waves)
-                        : mma_f64_split<d::big>(c, multiprocessors(), d::waves, &d::big_split);
+  return use_batched(c) ? mma_f64_split<d::batched>(c, dev.multiprocessors, d::waves)
+                        : mma_f64_split<d::big>(c, dev.multiprocessors, d::waves, &d::big_split);
 }
 
 void launch_mma(const correlation_view<double>& c, int split, cudaStream_t stream) {

@@ -72,9 +72,9 @@ shape shape_of(const correlation_view<float>& c) {
 
 // every float correlation: strides of any sign, broadcast operands and any
 // lengths are handled while staging
-bool mma_supports(const correlation_view<float>&) {
+bool mma_supports(const correlation_view<float>&, const device_features& dev) {
   // TF32 mma.sync and cp.async are sm_80's
-  return current_device_features().ampere;
+  return dev.ampere;
 }
 
 // Large problems, where 3xTF32 on tensor cores outruns the FMA tiles
@@ -84,7 +84,7 @@ bool mma_supports(const correlation_view<float>&) {
 // tensor cores beat the large tile (below 24
 // taps, at 256 and at 262144 outputs the large tile wins or ties;
 // docs/kernel-notes.md).
-bool mma_preferred(const correlation_view<float>& c) {
+bool mma_preferred(const correlation_view<float>& c, const device_features&) {
   using d = mma_tf32_dispatch;
   if (c.batch == 1 && c.la >= d::few_taps_lo && c.la <= d::few_taps_hi &&
       c.lout >= d::few_taps_min_out)
@@ -96,9 +96,9 @@ bool mma_preferred(const correlation_view<float>& c) {
                     : c.lout >= d::grad_out_lo && c.lout <= d::grad_out_hi;
 }
 
-int mma_split(const correlation_view<float>& c) {
+int mma_split(const correlation_view<float>& c, const device_features& dev) {
   using d = mma_tf32_dispatch;
-  const int sms = multiprocessors();
+  const int sms = dev.multiprocessors;
   const int per = c.batch > 1 && c.lead > 0 ? d::conv_batch_blocks_per_sm : d::blocks_per_sm;
   switch (shape_of(c)) {
     case shape::grad:

@@ -80,13 +80,13 @@ void launch_pairs_t(const correlation_view<T>& c, cudaStream_t stream) {
 }  // namespace
 
 // the paired blocks stage through cp.async (sm_80)
-bool pairs_supports(const correlation_view<float>& c) {
-  return current_device_features().ampere && pairs_fits(c, pairs_max_smem);
+bool pairs_supports(const correlation_view<float>& c, const device_features& d) {
+  return d.ampere && pairs_fits(c, pairs_max_smem);
 }
-bool pairs_supports(const correlation_view<double>& c) {
-  return current_device_features().ampere && pairs_fits(c, pairs_max_smem);
+bool pairs_supports(const correlation_view<double>& c, const device_features& d) {
+  return d.ampere && pairs_fits(c, pairs_max_smem);
 }
-bool pairs_preferred(const correlation_view<float>& c) {
+bool pairs_preferred(const correlation_view<float>& c, const device_features& dev) {
   using d = pairs_dispatch;
   if (c.batch < d::batch_min) return false;
   // the shape range first; the fit (the layout's shared memory) last:
@@ -94,9 +94,9 @@ bool pairs_preferred(const correlation_view<float>& c) {
   const bool shape = c.lead > 0 ? c.lout >= d::conv_out_lo && c.la >= d::conv_min_taps
                                 : c.lout >= d::grad_out_lo && c.lout <= d::grad_max &&
                                       c.la >= d::grad_min_taps && c.la <= d::grad_max;
-  return shape && pairs_supports(c);
+  return shape && pairs_supports(c, dev);
 }
-bool pairs_preferred(const correlation_view<double>&) {
+bool pairs_preferred(const correlation_view<double>&, const device_features&) {
   return false;
 }
 void launch_pairs(const correlation_view<float>& c, cudaStream_t stream) {

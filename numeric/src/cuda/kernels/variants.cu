@@ -63,19 +63,21 @@ const char* variant_name(kernel_variant v) {
 }
 
 template <class T>
-bool variant_supports(kernel_variant v, const correlation_view<T>& c) {
-  if (v == kernel_variant::mma) return mma_supports(c);
-  if (v == kernel_variant::lane) return lane_supports(c);
+bool variant_supports(kernel_variant v, const correlation_view<T>& c, const device_features& d) {
+  if (v == kernel_variant::mma) return mma_supports(c, d);
+  if (v == kernel_variant::lane) return lane_supports(c, d);
   if constexpr (std::is_same_v<T, float>)
-    if (v == kernel_variant::wgmma) return wgmma_tf32_supports(c);
+    if (v == kernel_variant::wgmma) return wgmma_tf32_supports(c, d);
   if (v == kernel_variant::wgmma) return false;
-  if (v == kernel_variant::pairs) return pairs_supports(c);
-  if (v == kernel_variant::wide) return wide_supports(c);
+  if (v == kernel_variant::pairs) return pairs_supports(c, d);
+  if (v == kernel_variant::wide) return wide_supports(c, d);
   return true;
 }
 
-template bool variant_supports<float>(kernel_variant, const correlation_view<float>&);
-template bool variant_supports<double>(kernel_variant, const correlation_view<double>&);
+template bool variant_supports<float>(kernel_variant, const correlation_view<float>&,
+                                      const device_features&);
+template bool variant_supports<double>(kernel_variant, const correlation_view<double>&,
+                                       const device_features&);
 template void launch_variant<float>(kernel_variant, const correlation_view<float>&, int,
                                     cudaStream_t);
 template void launch_variant<double>(kernel_variant, const correlation_view<double>&, int,

@@ -301,13 +301,13 @@ bool fill_plan(wgmma_tf32_plan& p, int ns) {
 
 /// The plan with the fewest rounds x (ns + 12) k-step times over the CTA slots
 /// (12: the staging of a unit costs about 12 k-step times).
-bool plan_for(const correlation_view<float>& c, wgmma_tf32_plan& best) {
+bool plan_for(const correlation_view<float>& c, int sms, wgmma_tf32_plan& best) {
   wgmma_tf32_plan p{};
   p.la = c.la;
   p.lx = c.lx;
   p.lout = c.lout;
   p.sh = std::int64_t{c.la} - 1 - c.lead;
-  const std::int64_t slots = std::int64_t{shp::ctas_per_sm} * multiprocessors();
+  const std::int64_t slots = std::int64_t{shp::ctas_per_sm} * sms;
   double best_cost = -1;
   for (int ns = shp::ns_step; ns <= shp::ns_max; ns += shp::ns_step) {
     if (!fill_plan(p, ns)) return false;
@@ -321,25 +321,22 @@ bool plan_for(const correlation_view<float>& c, wgmma_tf32_plan& best) {
   return true;
 }
 
-/// plan_for, remembered for the last shape per host thread and device: the
+/// plan_for, remembered for the last shape and SM count per host thread: the
 /// dispatch asks wgmma_tf32_supports and then launches the same shape, and a
 /// PPL repeats its shapes, so the tile walk (~4k tile ranges at 65536) runs
 /// once per shape instead of twice per call.
-bool make_plan(const correlation_view<float>& c, wgmma_tf32_plan& best) {
+bool make_plan(const correlation_view<float>& c, int sms, wgmma_tf32_plan& best) {
   struct memo {
-    int device = -1, sms = 0, la = 0, lx = 0, lout = 0, lead = 0, batch = 0;
-    bool ok = false;
+    int sms = 0, la = 0, lx = 0, lout = 0, lead = 0, batch = 0;
+    bool valid = false, ok = false;
     wgmma_tf32_plan plan{};
   };
   static thread_local memo m;
-  // no driver call with one visible device: the dispatch asks on every launch
-  const int dev = current_device_id();
-  const int sms = multiprocessors();
-  if (m.device != dev || m.sms != sms || m.la != c.la || m.lx != c.lx || m.lout != c.lout ||
+  if (!m.valid || m.sms != sms || m.la != c.la || m.lx != c.lx || m.lout != c.lout ||
       m.lead != c.lead || m.batch != c.batch) {
-    m.device = -1;  // stays invalid if plan_for throws
-    m.ok = plan_for(c, m.plan);
-    m.device = dev;
+    m.valid = false;  // stays invalid if plan_for throws
+    m.ok = plan_for(c, sms, m.plan);
+    m.valid = true;
     m.sms = sms;
     m.la = c.la;
     m.lx = c.lx;
@@ -426,11 +423,11 @@ bool wgmma_tf32_available() {
   return available;
 }
 
-bool wgmma_tf32_supports(const correlation_view<float>& c) {
+bool wgmma_tf32_supports(const correlation_view<float>& c, const device_features& d) {
   if (c.batch < 1 || c.batch > 65535 || c.la < 1 || c.lx < 1 || c.lout < 1) return false;
-  if (!current_device_features().hopper || !wgmma_tf32_available()) return false;
+  if (!d.wgmma) return false;
   wgmma_tf32_plan p{};
-  if (!make_plan(c, p)) return false;
+  if (!make_plan(c, d.multiprocessors, p)) return false;
   return std::int64_t{c.batch} * p.units * shp::tile * std::int64_t{sizeof(float)} <=
          shp::max_workspace;
 }
@@ -455,7 +452,7 @@ bool wgmma_tf32_preferred(const correlation_view<float>& c) {
 
 void launch_wgmma_tf32(const correlation_view<float>& c, cudaStream_t stream) {
   wgmma_tf32_plan p{};
-  if (!make_plan(c, p)) MARG_CUDA_TRY(cudaErrorInvalidValue);
+  if (!make_plan(c, multiprocessors(), p)) MARG_CUDA_TRY(cudaErrorInvalidValue);
   float* part = nullptr;
   if (p.units > 0) {
     const std::size_t smem = smem_bytes(p.ns);

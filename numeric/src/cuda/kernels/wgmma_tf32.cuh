@@ -8,6 +8,7 @@
 
 #include <cuda_runtime.h>
 
+#include "../features.hpp"
 #include "correlation.cuh"
 
 namespace marg::detail::cuda {
@@ -20,8 +21,9 @@ bool wgmma_tf32_available();
 /// Whether the wgmma variant computes `c`: available, and the partial-tile
 /// workspace of its split (batch x units x 32 KiB) stays under 256 MiB.
 /// @param c the correlation
+/// @param d the device
 /// @return true when launch_wgmma_tf32(c, ...) may be used
-bool wgmma_tf32_supports(const correlation_view<float>& c);
+bool wgmma_tf32_supports(const correlation_view<float>& c, const device_features& d);
 
 /// Whether the wgmma variant is faster than the others for `c`
 /// (docs/kernel-notes.md has the measurements).

@@ -149,16 +149,16 @@ void launch(const correlation_view<T>& c, cudaStream_t stream) {
 }  // namespace
 
 // the wide tile stages through cp.async (sm_80)
-bool wide_supports(const correlation_view<float>& c) {
-  return current_device_features().ampere && supports(c);
+bool wide_supports(const correlation_view<float>& c, const device_features& d) {
+  return d.ampere && supports(c);
 }
-bool wide_supports(const correlation_view<double>& c) {
-  return current_device_features().ampere && supports(c);
+bool wide_supports(const correlation_view<double>& c, const device_features& d) {
+  return d.ampere && supports(c);
 }
-bool wide_preferred(const correlation_view<float>& c) {
+bool wide_preferred(const correlation_view<float>& c, const device_features&) {
   return preferred(c);
 }
-bool wide_preferred(const correlation_view<double>& c) {
+bool wide_preferred(const correlation_view<double>& c, const device_features&) {
   return preferred(c);
 }
 void launch_wide(const correlation_view<float>& c, cudaStream_t stream) {

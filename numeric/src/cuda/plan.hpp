@@ -1,0 +1,55 @@
+// The CUDA backend's planner: which kernel variant runs a banded product,
+// and with what tap split, as a pure function of the problem and a
+// description of the device (features.hpp). Plain C++: tests call it with
+// made-up devices on machines without a GPU. Not installed.
+#pragma once
+
+#include "../detail/banded.hpp"
+#include "features.hpp"
+
+namespace marg::detail::cuda {
+
+/// Kernel variants: warp per problem (kernels/warp.cuh), the tiled direct
+/// kernel with small, mid and large tiles (kernels/tiled.cuh), the
+/// tensor-core kernels (mma: 3xTF32 for float in kernels/mma_tf32.cu, FP64
+/// DMMA for double in kernels/mma_f64.cu) and lane per problem for large
+/// batches of small problems (kernels/lane.cuh), and 3xTF32 on Hopper's
+/// warpgroup instruction for single large float problems
+/// (kernels/wgmma_tf32.cu, sm_90a only), warp per problem with paired
+/// output blocks for batches of mid-sized problems (kernels/pairs.cuh), and
+/// the wide tile for single problems of a few thousand outputs
+/// (kernels/wide.cuh: the taps split over one block's threads).
+enum class kernel_variant { warp, small, mid, large, mma, lane, pairs, wgmma, wide };
+
+/// Every variant, in declaration order.
+inline constexpr kernel_variant all_variants[] = {
+    kernel_variant::warp,  kernel_variant::small, kernel_variant::mid,
+    kernel_variant::large, kernel_variant::mma,   kernel_variant::lane,
+    kernel_variant::pairs, kernel_variant::wgmma, kernel_variant::wide};
+
+/// @param v a variant
+/// @return its name: "warp", "small", "mid", "large", "mma", "lane", "pairs", "wgmma" or
+///         "wide"
+const char* variant_name(kernel_variant v);
+
+/// What launch_banded runs: a variant and its tap split.
+struct kernel_plan {
+  /// the variant
+  kernel_variant variant = kernel_variant::small;
+  /// blocks sharing the taps of one output tile (1..8, a cluster; 1 on
+  /// devices without the Hopper features and for the untiled variants)
+  int split = 1;
+};
+
+/// The plan for product `x` on device `d`: the variants' preference rules
+/// (launch_banded.cu and each variant's *_preferred) in order, then what
+/// `d` can run (a variant it lacks gives way to the generic tile). Reads
+/// nothing but its arguments: the operands' pointers only for their
+/// alignment. The same inputs give the same plan.
+/// @param x the checked product
+/// @param d the device
+/// @return the variant and split launch_banded uses
+template <class T>
+kernel_plan choose(const banded_args<T>& x, const device_features& d);
+
+}  // namespace marg::detail::cuda

@@ -1,0 +1,213 @@
+// The CUDA backend's planner, choose(problem, device), on made-up devices:
+// it runs on any machine (no GPU is touched), so CI checks it.
+// - Every plan is one the device can run: the variants' hardware needs are
+//   restated here from the kernels (sm_90 features: clusters for a tap
+//   split, the lane kernels' TMA and mbarriers, FP64 m16n8k16 mma; sm_90a
+//   code for wgmma; sm_80: cp.async and TF32 mma), not read from the planner.
+// - The same inputs give the same plan, and a misaligned operand never gets
+//   a variant that needs 16-byte alignment.
+// - A snapshot of the plans for a fixed list of shapes and devices
+//   (snapshot.txt) makes every change of a choice visible in review. After a
+//   deliberate change, regenerate it: MARG_PLANNER_SNAPSHOT_WRITE=1
+//   test_planner, then read the diff.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "../../numeric/src/cuda/plan.hpp"
+
+namespace {
+
+using marg::detail::banded_args;
+using marg::detail::banded_op;
+using marg::detail::cuda::device_features;
+using marg::detail::cuda::kernel_plan;
+using marg::detail::cuda::kernel_variant;
+
+struct named_device {
+  const char* name;
+  device_features f;
+};
+
+// capability, Hopper features, sm_80 features, sm_90a code, SMs, opt-in
+// shared memory per block (the vendors' data sheets and CUDA's occupancy
+// tables)
+const std::vector<named_device>& devices() {
+  static const std::vector<named_device> d{
+      {"H200", {90, true, true, true, 132, 232448}},
+      {"H100-PCIe", {90, true, true, true, 114, 232448}},
+      {"H200-generic", {90, false, true, false, 132, 232448}},
+      {"A100", {80, false, true, false, 108, 166912}},
+      {"L4", {89, false, true, false, 58, 101376}},
+      {"RTX4000-Ada", {89, false, true, false, 48, 101376}},
+      {"T4", {75, false, false, false, 40, 65536}},
+  };
+  return d;
+}
+
+struct shape {
+  int m, n, batch;
+};
+
+// a length 2^(k/4) for k drawn from [0, 4 bits) by the raw output of a
+// fixed mt19937_64 (exact on every standard library, unlike its
+// distributions)
+int log_uniform(std::mt19937_64& g, int bits) {
+  const auto k = static_cast<int>(g() % static_cast<std::uint64_t>(4 * bits));
+  return static_cast<int>(std::lround(std::exp2(k / 4.0)));
+}
+
+// the headline rows, shapes near the rules' edges, then 60 random shapes
+// over 1-131072 values and 1-16384 problems (a product of at most 2^31
+// values a batch)
+const std::vector<shape>& shapes() {
+  static const std::vector<shape> s = [] {
+    std::vector<shape> v{
+        {1, 1, 1},          {2048, 2048, 1},   {65536, 65536, 1}, {8192, 8192, 1},
+        {16384, 16384, 64}, {4096, 4096, 512}, {64, 64, 8192},    {256, 256, 4096},
+        {512, 128, 1024},   {1000, 50, 1},     {100000, 32, 1},   {40000, 3000, 1},
+        {300, 200, 600},    {700, 160, 2000},  {2048, 256, 128},  {131072, 512, 1},
+        {32, 32, 100000},   {5000, 5000, 2},   {3, 70000, 1},     {1500, 1500, 16},
+    };
+    std::mt19937_64 g(37);
+    while (v.size() < 80) {
+      const shape r{log_uniform(g, 17), log_uniform(g, 17), log_uniform(g, 14)};
+      if (static_cast<std::int64_t>(r.m + r.n) * r.batch <= (std::int64_t{1} << 31)) v.push_back(r);
+    }
+    return v;
+  }();
+  return s;
+}
+
+const char* op_name(banded_op op) {
+  return op == banded_op::convolve ? "convolve" : op == banded_op::grad_p ? "grad_p" : "grad_q";
+}
+
+// operands at made-up addresses (never dereferenced: the planner reads
+// only their alignment), contiguous problems, unit steps
+template <class T>
+banded_args<T> args_of(banded_op op, const shape& s, std::uintptr_t misalign = 0) {
+  const auto len = marg::detail::lengths_of(op, s.m, s.n);
+  const auto at = [misalign](std::uintptr_t base) { return reinterpret_cast<T*>(base + misalign); };
+  return {op, s.m,     s.n,    at(0x10000000), 1, len.a, at(0x40000000), 1, len.b, at(0x80000000),
+          1,  len.out, s.batch};
+}
+
+bool needs_hopper(kernel_variant v, bool is_float) {
+  return v == kernel_variant::lane || v == kernel_variant::wgmma ||
+         (v == kernel_variant::mma && !is_float);
+}
+
+bool needs_ampere(kernel_variant v) {
+  return v == kernel_variant::mma || v == kernel_variant::pairs || v == kernel_variant::wide;
+}
+
+bool splits(kernel_variant v) {
+  return v == kernel_variant::small || v == kernel_variant::mid || v == kernel_variant::large ||
+         v == kernel_variant::mma;
+}
+
+template <class T>
+void check_runnable(const named_device& d, banded_op op, const shape& s, const kernel_plan& p) {
+  constexpr bool is_float = sizeof(T) == 4;
+  CAPTURE(d.name, op_name(op), is_float, s.m, s.n, s.batch,
+          marg::detail::cuda::variant_name(p.variant), p.split);
+  CHECK((!needs_hopper(p.variant, is_float) || d.f.hopper));
+  CHECK((!needs_ampere(p.variant) || d.f.ampere));
+  CHECK((p.variant != kernel_variant::wgmma || (is_float && d.f.wgmma && s.batch == 1)));
+  CHECK(p.split >= 1);
+  CHECK(p.split <= 8);
+  CHECK((p.split == 1 || (d.f.hopper && splits(p.variant))));
+}
+
+template <class T>
+std::string snapshot_lines() {
+  std::ostringstream o;
+  for (const named_device& d : devices())
+    for (const banded_op op : {banded_op::convolve, banded_op::grad_p, banded_op::grad_q})
+      for (const shape& s : shapes()) {
+        const kernel_plan p = marg::detail::cuda::choose(args_of<T>(op, s), d.f);
+        o << d.name << ' ' << (sizeof(T) == 4 ? "float" : "double") << ' ' << op_name(op) << ' '
+          << s.m << ' ' << s.n << ' ' << s.batch << " -> "
+          << marg::detail::cuda::variant_name(p.variant) << ' ' << p.split << '\n';
+      }
+  return o.str();
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("planner: every plan runs on its device", "[planner]", float, double) {
+  for (const named_device& d : devices())
+    for (const banded_op op : {banded_op::convolve, banded_op::grad_p, banded_op::grad_q})
+      for (const shape& s : shapes()) {
+        const kernel_plan p = marg::detail::cuda::choose(args_of<TestType>(op, s), d.f);
+        check_runnable<TestType>(d, op, s, p);
+        // deterministic: the same inputs, the same plan
+        const kernel_plan again = marg::detail::cuda::choose(args_of<TestType>(op, s), d.f);
+        CHECK(again.variant == p.variant);
+        CHECK(again.split == p.split);
+        // operands off 16-byte boundaries: never the wide tile, which loads
+        // 16-byte vectors
+        const kernel_plan odd =
+            marg::detail::cuda::choose(args_of<TestType>(op, s, sizeof(TestType)), d.f);
+        check_runnable<TestType>(d, op, s, odd);
+        CHECK(odd.variant != kernel_variant::wide);
+      }
+}
+
+TEMPLATE_TEST_CASE("planner: devices without the Hopper features run the generic path", "[planner]",
+                   float, double) {
+  // the headline single problem: wgmma on a Hopper device with sm_90a code
+  // (float), never elsewhere
+  const shape big{65536, 65536, 1};
+  for (const named_device& d : devices()) {
+    CAPTURE(d.name);
+    const kernel_plan p =
+        marg::detail::cuda::choose(args_of<TestType>(banded_op::convolve, big), d.f);
+    if (!d.f.hopper) {
+      CHECK(p.split == 1);
+      CHECK(p.variant != kernel_variant::lane);
+      CHECK(p.variant != kernel_variant::wgmma);
+    }
+    if (std::is_same_v<TestType, float> && d.f.wgmma) CHECK(p.variant == kernel_variant::wgmma);
+  }
+}
+
+TEST_CASE("planner: the snapshot of plans", "[planner]") {
+  const std::string now = snapshot_lines<float>() + snapshot_lines<double>();
+  const char* write = std::getenv("MARG_PLANNER_SNAPSHOT_WRITE");
+  if (write != nullptr && std::string(write) == "1") {
+    std::ofstream(MARG_PLANNER_SNAPSHOT) << now;
+    WARN("wrote " MARG_PLANNER_SNAPSHOT);
+    return;
+  }
+  std::ifstream in(MARG_PLANNER_SNAPSHOT);
+  REQUIRE(in.good());
+  std::stringstream want;
+  want << in.rdbuf();
+  // line by line, so that a failure names the shapes whose plan changed
+  std::istringstream a(want.str()), b(now);
+  std::string wl, nl;
+  int changed = 0, line = 0;
+  while (true) {
+    const bool more_w = static_cast<bool>(std::getline(a, wl));
+    const bool more_n = static_cast<bool>(std::getline(b, nl));
+    if (!more_w && !more_n) break;
+    ++line;
+    if (wl != nl && changed++ < 20) {
+      CAPTURE(line, wl, nl);
+      CHECK(wl == nl);
+    }
+    if (!more_w) wl.clear();
+    if (!more_n) nl.clear();
+  }
+  CHECK(changed == 0);
+}
