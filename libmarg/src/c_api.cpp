@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <exception>
 #include <limits>
 #include <memory>
@@ -164,6 +165,49 @@ marg_status marg_device_count(int* count) {
 
 const char* marg_cuda_unusable_reason(void) {
   return marg::cuda_unusable_reason();
+}
+
+marg_status marg_set_planner_mode(marg_planner_mode mode) {
+  return guarded([&] {
+    MARG_EXPECTS(
+        mode == MARG_PLANNER_DETERMINISTIC || mode == MARG_PLANNER_MEASURE,
+        marg::detail::bad_argument("marg_set_planner_mode", "mode", static_cast<std::int64_t>(mode),
+                                   "MARG_PLANNER_DETERMINISTIC or _MEASURE"));
+    marg::set_planner_mode(mode == MARG_PLANNER_MEASURE ? marg::planner_mode::measure
+                                                        : marg::planner_mode::deterministic);
+  });
+}
+
+marg_status marg_get_planner_mode(marg_planner_mode* mode) {
+  return guarded([&] {
+    MARG_EXPECTS(mode != nullptr, std::string("marg_get_planner_mode: mode is null"));
+    *mode = marg::current_planner_mode() == marg::planner_mode::measure
+                ? MARG_PLANNER_MEASURE
+                : MARG_PLANNER_DETERMINISTIC;
+  });
+}
+
+marg_status marg_export_wisdom(char* text, size_t capacity, size_t* length) {
+  return guarded([&] {
+    MARG_EXPECTS(length != nullptr, std::string("marg_export_wisdom: length is null"));
+    const std::string w = marg::export_wisdom();
+    *length = w.size();
+    MARG_EXPECTS(text != nullptr && capacity > w.size(),
+                 "marg_export_wisdom: the text needs " + std::to_string(w.size() + 1) +
+                     " bytes with its terminating 0, capacity is " + std::to_string(capacity));
+    std::memcpy(text, w.c_str(), w.size() + 1);
+  });
+}
+
+marg_status marg_import_wisdom(const char* text) {
+  return guarded([&] {
+    MARG_EXPECTS(text != nullptr, std::string("marg_import_wisdom: text is null"));
+    marg::import_wisdom(text);
+  });
+}
+
+marg_status marg_forget_wisdom(void) {
+  return guarded([] { marg::forget_wisdom(); });
 }
 
 marg_status marg_capture(void* stream, marg_status (*calls)(void* user), void* user,

@@ -23,6 +23,8 @@ const char* name_of(env_var v) {
       return "MARG_POOL_LIMIT";
     case env_var::backend:
       return "MARG_BACKEND";
+    case env_var::planner:
+      return "MARG_PLANNER";
     case env_var::count:
       break;
   }
@@ -68,6 +70,14 @@ env_setting parse(env_var v) {
       else
         bad("automatic, cpu or cuda");
       break;
+    case env_var::planner:
+      if (text == "deterministic")
+        s.value = 0;
+      else if (text == "measure")
+        s.value = 1;
+      else
+        bad("deterministic or measure");
+      break;
     case env_var::count:
       break;
   }
@@ -80,7 +90,8 @@ std::array<std::atomic<bool>, static_cast<std::size_t>(env_var::count)> overridd
 
 const env_setting& environment(env_var v) {
   static const std::array<env_setting, static_cast<std::size_t>(env_var::count)> all = {
-      parse(env_var::num_threads), parse(env_var::pool_limit), parse(env_var::backend)};
+      parse(env_var::num_threads), parse(env_var::pool_limit), parse(env_var::backend),
+      parse(env_var::planner)};
   return all[static_cast<std::size_t>(v)];
 }
 
@@ -150,6 +161,7 @@ void check_environment() {
   detail::env_check(env_var::num_threads);
   detail::env_check(env_var::pool_limit);
   detail::env_check(env_var::backend);
+  detail::env_check(env_var::planner);
   const detail::env_setting& limit = detail::environment(env_var::pool_limit);
   if (limit.present && !detail::env_overridden(env_var::pool_limit)) {
     const auto bytes = static_cast<std::size_t>(limit.value);

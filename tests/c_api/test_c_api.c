@@ -402,6 +402,45 @@ static void check_graph(int gpu) {
   free(c.r);
 }
 
+/* the planner mode and wisdom text; the expected text is the format's
+ * specification (numeric/planner.hpp), written out */
+static void check_wisdom(void) {
+  static const char entry[] =
+      "# libmarg wisdom 1\n90 132 hopper float convolution 17 17 1 aligned mma 2.5\n";
+  static const char want[] =
+      "# libmarg wisdom 1\n# capability multiprocessors features type product taps outputs "
+      "problems operands variant microseconds\n90 132 hopper float convolution 17 17 1 aligned "
+      "mma 2.500\n";
+  char text[512], tiny[8];
+  size_t length = 0;
+  marg_planner_mode mode = MARG_PLANNER_MEASURE;
+  CHECK(marg_forget_wisdom() == MARG_SUCCESS);
+  CHECK(marg_get_planner_mode(&mode) == MARG_SUCCESS && mode == MARG_PLANNER_DETERMINISTIC);
+  CHECK(marg_set_planner_mode(MARG_PLANNER_MEASURE) == MARG_SUCCESS);
+  CHECK(marg_get_planner_mode(&mode) == MARG_SUCCESS && mode == MARG_PLANNER_MEASURE);
+  CHECK(marg_set_planner_mode((marg_planner_mode)5) == MARG_ERROR_INVALID_ARGUMENT);
+  CHECK(message_has("mode = 5"));
+  CHECK(marg_set_planner_mode(MARG_PLANNER_DETERMINISTIC) == MARG_SUCCESS);
+  CHECK(marg_get_planner_mode(NULL) == MARG_ERROR_INVALID_ARGUMENT);
+  CHECK(marg_import_wisdom(entry) == MARG_SUCCESS);
+  /* too small: the length needed, and an error */
+  CHECK(marg_export_wisdom(tiny, sizeof tiny, &length) == MARG_ERROR_INVALID_ARGUMENT);
+  CHECK(length == strlen(want));
+  CHECK(marg_export_wisdom(NULL, 0, &length) == MARG_ERROR_INVALID_ARGUMENT);
+  CHECK(marg_export_wisdom(text, sizeof text, NULL) == MARG_ERROR_INVALID_ARGUMENT);
+  CHECK(marg_export_wisdom(text, sizeof text, &length) == MARG_SUCCESS);
+  CHECK(length == strlen(want) && strcmp(text, want) == 0);
+  /* a bad line: named, nothing imported */
+  CHECK(marg_import_wisdom("# libmarg wisdom 1\n90 132 hopper float convolution 17 17 1 aligned "
+                           "mma 1\nnot wisdom\n") == MARG_ERROR_INVALID_ARGUMENT);
+  CHECK(message_has("line 3"));
+  CHECK(marg_import_wisdom(NULL) == MARG_ERROR_INVALID_ARGUMENT);
+  CHECK(marg_export_wisdom(text, sizeof text, &length) == MARG_SUCCESS && strcmp(text, want) == 0);
+  CHECK(marg_forget_wisdom() == MARG_SUCCESS);
+  CHECK(marg_export_wisdom(text, sizeof text, &length) == MARG_SUCCESS);
+  CHECK(strchr(text, '9') == NULL);
+}
+
 int main(void) {
   static const int sizes[][2] = {{1, 1},   {1, 9},    {9, 1},    {2, 3},     {63, 64},
                                  {64, 64}, {97, 300}, {300, 97}, {257, 1031}};
@@ -419,6 +458,7 @@ int main(void) {
   check_log_convolve();
   check_pool();
   check_graph(count > 0);
+  check_wisdom();
   printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;
 }

@@ -3,7 +3,8 @@
 // - Every plan is one the device can run: the variants' hardware needs are
 //   restated here from the kernels (sm_90 features: clusters for a tap
 //   split, the lane kernels' TMA and mbarriers, FP64 m16n8k16 mma; sm_90a
-//   code for wgmma; sm_80: cp.async and TF32 mma), not read from the planner.
+//   code for wgmma, float, at most 65535 problems (its grid's y); sm_80:
+//   cp.async and TF32 mma), not read from the planner.
 // - The same inputs give the same plan, and a misaligned operand never gets
 //   a variant that needs 16-byte alignment.
 // - A snapshot of the plans for a fixed list of shapes and devices
@@ -21,6 +22,8 @@
 #include <string>
 #include <type_traits>
 #include <vector>
+
+#include <marg/numeric/planner.hpp>
 
 #include "../../numeric/src/cuda/plan.hpp"
 
@@ -122,7 +125,7 @@ void check_runnable(const named_device& d, banded_op op, const shape& s, const k
           marg::detail::cuda::variant_name(p.variant), p.split);
   CHECK((!needs_hopper(p.variant, is_float) || d.f.hopper));
   CHECK((!needs_ampere(p.variant) || d.f.ampere));
-  CHECK((p.variant != kernel_variant::wgmma || (is_float && d.f.wgmma && s.batch == 1)));
+  CHECK((p.variant != kernel_variant::wgmma || (is_float && d.f.wgmma && s.batch <= 65535)));
   CHECK(p.split >= 1);
   CHECK(p.split <= 8);
   CHECK((p.split == 1 || (d.f.hopper && splits(p.variant))));
@@ -163,6 +166,33 @@ TEMPLATE_TEST_CASE("planner: every plan runs on its device", "[planner]", float,
       }
 }
 
+TEMPLATE_TEST_CASE("planner: the registry's supports keep every variant on its hardware",
+                   "[planner]", float, double) {
+  constexpr bool is_float = sizeof(TestType) == 4;
+  for (const named_device& d : devices())
+    for (const banded_op op : {banded_op::convolve, banded_op::grad_p, banded_op::grad_q})
+      for (const shape& s : shapes())
+        for (const kernel_variant v : marg::detail::cuda::all_variants) {
+          CAPTURE(d.name, op_name(op), s.m, s.n, s.batch, marg::detail::cuda::variant_name(v));
+          const bool ok = marg::detail::cuda::supports(v, args_of<TestType>(op, s), d.f);
+          if (!ok) {
+            // the tiles and the warp take every problem on every device
+            CHECK_FALSE((v == kernel_variant::warp || v == kernel_variant::small ||
+                         v == kernel_variant::mid || v == kernel_variant::large));
+            continue;
+          }
+          CHECK((!needs_hopper(v, is_float) || d.f.hopper));
+          CHECK((!needs_ampere(v) || d.f.ampere));
+          CHECK((v != kernel_variant::wgmma || (is_float && d.f.wgmma && s.batch <= 65535)));
+          // the wide tile: one problem, 16-byte aligned operands
+          if (v == kernel_variant::wide) {
+            CHECK(s.batch == 1);
+            CHECK_FALSE(
+                marg::detail::cuda::supports(v, args_of<TestType>(op, s, sizeof(TestType)), d.f));
+          }
+        }
+}
+
 TEMPLATE_TEST_CASE("planner: devices without the Hopper features run the generic path", "[planner]",
                    float, double) {
   // the headline single problem: wgmma on a Hopper device with sm_90a code
@@ -179,6 +209,52 @@ TEMPLATE_TEST_CASE("planner: devices without the Hopper features run the generic
     }
     if (std::is_same_v<TestType, float> && d.f.wgmma) CHECK(p.variant == kernel_variant::wgmma);
   }
+}
+
+TEST_CASE("planner: wisdom overrides the rules where the device supports its variant",
+          "[planner]") {
+  marg::forget_wisdom();
+  const named_device& h200 = devices()[0];
+  const named_device& t4 = devices().back();
+  REQUIRE(std::string(h200.name) == "H200");
+  REQUIRE(std::string(t4.name) == "T4");
+  const shape big{65536, 65536, 1}, mid{3000, 2500, 1};
+  const auto plan = [](const shape& s, const named_device& d) {
+    return marg::detail::cuda::choose_with_wisdom(args_of<float>(banded_op::convolve, s), d.f);
+  };
+  const kernel_plan rules_big =
+      marg::detail::cuda::choose(args_of<float>(banded_op::convolve, big), h200.f);
+  const kernel_plan rules_t4 =
+      marg::detail::cuda::choose(args_of<float>(banded_op::convolve, mid), t4.f);
+  REQUIRE(rules_big.variant == kernel_variant::wgmma);
+  CHECK(plan(big, h200).variant == kernel_variant::wgmma);
+  // float convolutions of 65536 taps (bit width 17) and 131071 outputs (17)
+  // on the H200's class; lane for the T4's class of 2500 taps (12) and 5499
+  // outputs (13), which the T4 cannot run
+  marg::import_wisdom(
+      "# libmarg wisdom 1\n"
+      "90 132 hopper float convolution 17 17 1 aligned mma 150\n"
+      "75 40 generic float convolution 12 13 1 aligned lane 1\n");
+  const kernel_plan wise_big = plan(big, h200);
+  CHECK(wise_big.variant == kernel_variant::mma);
+  CHECK(wise_big.split >= 1);
+  CHECK(wise_big.split <= 8);
+  // another device class, another type or misaligned operands: the rules
+  CHECK(marg::detail::cuda::choose_with_wisdom(args_of<float>(banded_op::convolve, big),
+                                               devices()[1].f)
+            .variant == kernel_variant::wgmma);
+  CHECK(marg::detail::cuda::choose_with_wisdom(args_of<double>(banded_op::convolve, big), h200.f)
+            .variant ==
+        marg::detail::cuda::choose(args_of<double>(banded_op::convolve, big), h200.f).variant);
+  CHECK(marg::detail::cuda::choose_with_wisdom(args_of<float>(banded_op::convolve, big, 4), h200.f)
+            .variant ==
+        marg::detail::cuda::choose(args_of<float>(banded_op::convolve, big, 4), h200.f).variant);
+  // a variant the device lacks: the rules
+  const kernel_plan t4_plan = plan(mid, t4);
+  CHECK(t4_plan.variant == rules_t4.variant);
+  CHECK(t4_plan.split == rules_t4.split);
+  marg::forget_wisdom();
+  CHECK(plan(big, h200).variant == kernel_variant::wgmma);
 }
 
 TEST_CASE("planner: the snapshot of plans", "[planner]") {

@@ -38,6 +38,14 @@ typedef enum marg_backend {
   MARG_BACKEND_MAX_ENUM = 0x7FFFFFFF
 } marg_backend;
 
+/** How the CUDA backend picks a kernel variant (see marg::planner_mode). */
+typedef enum marg_planner_mode {
+  MARG_PLANNER_DETERMINISTIC = 0, /**< the planner's rules and wisdom held (default) */
+  MARG_PLANNER_MEASURE = 1,       /**< also time the variants of a shape class without wisdom */
+  /** not a mode: gives the enum the range of int */
+  MARG_PLANNER_MAX_ENUM = 0x7FFFFFFF
+} marg_planner_mode;
+
 /**
  * @param status a status code
  * @return a static, human-readable name of the code
@@ -79,6 +87,50 @@ marg_status marg_device_count(int* count);
  *         storage)
  */
 const char* marg_cuda_unusable_reason(void);
+
+/**
+ * Sets the planner mode for later calls (process-wide; see
+ * marg::set_planner_mode): MARG_PLANNER_MEASURE times every variant that can
+ * run the first product of a shape class without wisdom and keeps the
+ * fastest.
+ * @param mode the mode
+ * @return MARG_SUCCESS, or MARG_ERROR_INVALID_ARGUMENT for another value
+ */
+marg_status marg_set_planner_mode(marg_planner_mode mode);
+
+/**
+ * @param mode receives the planner mode
+ * @return MARG_SUCCESS, or MARG_ERROR_INVALID_ARGUMENT for a null pointer or
+ *         a bad MARG_PLANNER
+ */
+marg_status marg_get_planner_mode(marg_planner_mode* mode);
+
+/**
+ * The wisdom held, as text (see marg::export_wisdom).
+ * @param text receives the text and a terminating 0 when it fits in
+ *        capacity bytes (may be null when capacity is 0)
+ * @param capacity bytes at text
+ * @param length receives the text's length without the terminating 0
+ *        (capacity must exceed it)
+ * @return MARG_SUCCESS, or MARG_ERROR_INVALID_ARGUMENT for a null length or
+ *         a text that does not fit (length then says how long it is)
+ */
+marg_status marg_export_wisdom(char* text, size_t capacity, size_t* length);
+
+/**
+ * Adds wisdom from text that marg_export_wisdom or marg::export_wisdom wrote
+ * (see marg::import_wisdom).
+ * @param text the wisdom, 0-terminated
+ * @return MARG_SUCCESS, or MARG_ERROR_INVALID_ARGUMENT naming the first bad
+ *         line (nothing is imported then)
+ */
+marg_status marg_import_wisdom(const char* text);
+
+/**
+ * Forgets all wisdom (see marg::forget_wisdom).
+ * @return MARG_SUCCESS
+ */
+marg_status marg_forget_wisdom(void);
 
 /**
  * Blocks until all libmarg work queued on a stream has finished. Needed

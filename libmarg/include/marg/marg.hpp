@@ -18,6 +18,7 @@
 #include <marg/numeric/graph.hpp>
 #include <marg/numeric/log_convolve.hpp>
 #include <marg/numeric/parallel.hpp>
+#include <marg/numeric/planner.hpp>
 #include <marg/numeric/pool.hpp>
 #include <marg/numeric/stream.hpp>
 #include <marg/version.hpp>

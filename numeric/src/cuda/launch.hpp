@@ -184,7 +184,37 @@ void launch_wide(const correlation_view<float>& c, cudaStream_t stream);
 /// @copydoc launch_wide(const correlation_view<float>&, cudaStream_t)
 void launch_wide(const correlation_view<double>& c, cudaStream_t stream);
 
-/// Launches one kernel variant (explicitly instantiated in kernels/variants.cu).
+/// One kernel variant in the registry (kernels/variants.cu): what it can
+/// compute and how it launches, nothing about when it is preferred (that is
+/// choose()'s, launch_banded.cu).
+template <class T>
+struct variant_entry {
+  /// the variant
+  kernel_variant variant;
+  /// its name (variant_name)
+  const char* name;
+  /// may split a tile's taps over the blocks of a cluster (where the device
+  /// has the Hopper features)
+  bool splits_taps;
+  /// whether it computes `c` on device `d`: the device's features, the
+  /// value type, the batch, strides, alignment, lengths and shared memory
+  bool (*supports)(const correlation_view<T>& c, const device_features& d);
+  /// launches it on `stream`; `split` blocks per tile where splits_taps
+  void (*launch)(const correlation_view<T>& c, int split, cudaStream_t stream);
+};
+
+/// @return every variant's entry, in the order of kernel_variant
+template <class T>
+const variant_entry<T>* variant_registry();
+
+/// @param v a variant
+/// @return its entry in variant_registry()
+template <class T>
+const variant_entry<T>& entry_of(kernel_variant v) {
+  return variant_registry<T>()[static_cast<int>(v)];
+}
+
+/// Launches one kernel variant (its registry entry's launch).
 /// @param v the variant
 /// @param c the correlation
 /// @param split tiled variants: blocks that share the taps of one output tile

@@ -8,6 +8,7 @@
 #include <optional>
 #include <type_traits>
 
+#include "../detail/wisdom.hpp"
 #include "cuda_check.hpp"
 #include "kernels/cluster.cuh"
 #include "kernels/tiled.cuh"
@@ -457,7 +458,7 @@ template <class T>
 int tap_split_of(kernel_variant v, const correlation_view<T>& c, const device_features& dev) {
   using tun = tiled_tunings<T>;
   // a tap split runs over a cluster (sm_90)
-  if (!dev.hopper) return 1;
+  if (!dev.hopper || !entry_of<T>(v).splits_taps) return 1;
   switch (v) {
     case kernel_variant::warp:
     case kernel_variant::lane:
@@ -482,11 +483,107 @@ kernel_plan choose(const banded_args<T>& x, const device_features& dev) {
   return choose_for(correlation_of(x), dev);
 }
 
+namespace {
+
+// the wisdom class of `c` on `dev`
+template <class T>
+wisdom_key key_of(const correlation_view<T>& c, const device_features& dev) {
+  const bool unit = c.a_step == (c.lead > 0 ? -1 : 1) && c.x_step == 1 && c.out_step == 1;
+  return {.capability = dev.capability,
+          .multiprocessors = dev.multiprocessors,
+          .hopper = dev.hopper,
+          .value_bytes = static_cast<int>(sizeof(T)),
+          .convolution = c.lead > 0,
+          .taps = size_class(c.la),
+          .outputs = size_class(c.lout),
+          .batch = size_class(c.batch),
+          .unit_aligned = unit && aligned16(taps_row(c)) && aligned16(c.x) && aligned16(c.out)};
+}
+
+// `rules` (choose_for's plan), or the wisdom's variant for c's class where
+// dev supports it for c
+template <class T>
+kernel_plan wise(const correlation_view<T>& c, const device_features& dev, kernel_plan rules,
+                 const std::optional<wisdom_entry>& e) {
+  if (!e) return rules;
+  const auto v = static_cast<kernel_variant>(e->variant);
+  if (v == rules.variant || !variant_supports(v, c, dev)) return rules;
+  return on_device(v, c, tap_split_of(v, c, dev), dev);
+}
+
+// Times every variant dev supports for c (its plan's split) into a scratch
+// output, `reps` launches each after one warm-up, and keeps the fastest (the
+// smallest best time; ties: the earlier variant) as the wisdom of c's class.
+// The scratch output keeps the caller's output and anything it overlaps
+// untouched until the chosen variant runs.
+template <class T>
+kernel_plan measure(const correlation_view<T>& c, const device_features& dev, cudaStream_t stream) {
+  constexpr int reps = 3;
+  correlation_view<T> m = c;
+  const std::size_t n = static_cast<std::size_t>(c.batch) * static_cast<std::size_t>(c.lout);
+  T* scratch = nullptr;
+  MARG_CUDA_TRY(cudaMallocAsync(reinterpret_cast<void**>(&scratch), n * sizeof(T), stream));
+  m.out = scratch;
+  m.out_step = 1;
+  m.out_batch = c.lout;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  MARG_CUDA_TRY(cudaEventCreate(&start));
+  MARG_CUDA_TRY(cudaEventCreate(&stop));
+  kernel_plan best{};
+  float best_ms = -1;
+  for (const kernel_variant v : all_variants) {
+    if (!variant_supports(v, c, dev)) continue;
+    const kernel_plan p = on_device(v, c, tap_split_of(v, c, dev), dev);
+    if (p.variant != v) continue;
+    launch_variant(v, m, p.split, stream);
+    float fastest = -1;
+    for (int r = 0; r < reps; ++r) {
+      MARG_CUDA_TRY(cudaEventRecord(start, stream));
+      launch_variant(v, m, p.split, stream);
+      MARG_CUDA_TRY(cudaEventRecord(stop, stream));
+      MARG_CUDA_TRY(cudaEventSynchronize(stop));
+      float ms = 0;
+      MARG_CUDA_TRY(cudaEventElapsedTime(&ms, start, stop));
+      if (fastest < 0 || ms < fastest) fastest = ms;
+    }
+    if (best_ms < 0 || fastest < best_ms) best_ms = fastest, best = p;
+  }
+  MARG_CUDA_TRY(cudaEventDestroy(start));
+  MARG_CUDA_TRY(cudaEventDestroy(stop));
+  MARG_CUDA_TRY(cudaFreeAsync(scratch, stream));
+  wisdom_store(key_of(c, dev), {static_cast<int>(best.variant), 1000.0 * best_ms});
+  return best;
+}
+
+// choose_for's plan with the wisdom held, measuring an unknown class in
+// measure mode (not inside a stream capture, where nothing may wait)
+template <class T>
+kernel_plan planned(const correlation_view<T>& c, const device_features& dev, cudaStream_t stream) {
+  const kernel_plan rules = choose_for(c, dev);
+  if (!wisdom_active()) return rules;
+  const wisdom_key k = key_of(c, dev);
+  const std::optional<wisdom_entry> e = wisdom_find(k);
+  if (e || !planner_measures()) return wise(c, dev, rules, e);
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  MARG_CUDA_TRY(cudaStreamIsCapturing(stream, &capturing));
+  if (capturing != cudaStreamCaptureStatusNone) return rules;
+  return measure(c, dev, stream);
+}
+
+}  // namespace
+
+template <class T>
+kernel_plan choose_with_wisdom(const banded_args<T>& x, const device_features& dev) {
+  const correlation_view<T> c = correlation_of(x);
+  const kernel_plan rules = choose_for(c, dev);
+  return wise(c, dev, rules, wisdom_find(key_of(c, dev)));
+}
+
 template <class T>
 void launch_banded(const banded_args<T>& x, cudaStream_t stream) {
   if (x.batch == 0) return;
   const correlation_view<T> c = correlation_of(x);
-  const kernel_plan p = choose_for(c, current_device_features());
+  const kernel_plan p = planned(c, current_device_features(), stream);
   launch_variant(p.variant, c, p.split, stream);
 }
 
@@ -494,6 +591,8 @@ template void launch_banded<float>(const banded_args<float>&, cudaStream_t);
 template void launch_banded<double>(const banded_args<double>&, cudaStream_t);
 template kernel_plan choose<float>(const banded_args<float>&, const device_features&);
 template kernel_plan choose<double>(const banded_args<double>&, const device_features&);
+template kernel_plan choose_with_wisdom<float>(const banded_args<float>&, const device_features&);
+template kernel_plan choose_with_wisdom<double>(const banded_args<double>&, const device_features&);
 template int tap_split_of<float>(kernel_variant, const correlation_view<float>&,
                                  const device_features&);
 template int tap_split_of<double>(kernel_variant, const correlation_view<double>&,

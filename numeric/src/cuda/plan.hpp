@@ -29,8 +29,42 @@ inline constexpr kernel_variant all_variants[] = {
 
 /// @param v a variant
 /// @return its name: "warp", "small", "mid", "large", "mma", "lane", "pairs", "wgmma" or
-///         "wide"
-const char* variant_name(kernel_variant v);
+///         "wide" ("?" for a value outside the enumeration)
+constexpr const char* variant_name(kernel_variant v) {
+  switch (v) {
+    case kernel_variant::warp:
+      return "warp";
+    case kernel_variant::small:
+      return "small";
+    case kernel_variant::mid:
+      return "mid";
+    case kernel_variant::large:
+      return "large";
+    case kernel_variant::mma:
+      return "mma";
+    case kernel_variant::lane:
+      return "lane";
+    case kernel_variant::pairs:
+      return "pairs";
+    case kernel_variant::wgmma:
+      return "wgmma";
+    case kernel_variant::wide:
+      return "wide";
+  }
+  return "?";
+}
+
+/// Whether variant `v` computes product `x` on device `d` (its registry
+/// entry, kernels/variants.cu): what the variant needs of the device, the
+/// value type, the batch, strides, alignment, lengths and shared memory.
+/// Reads nothing but its arguments (the operands' pointers only for their
+/// alignment).
+/// @param v the variant
+/// @param x the checked product
+/// @param d the device
+/// @return true when the variant may run it there
+template <class T>
+bool supports(kernel_variant v, const banded_args<T>& x, const device_features& d);
 
 /// What launch_banded runs: a variant and its tap split.
 struct kernel_plan {
@@ -51,5 +85,15 @@ struct kernel_plan {
 /// @return the variant and split launch_banded uses
 template <class T>
 kernel_plan choose(const banded_args<T>& x, const device_features& d);
+
+/// choose(), then the wisdom imported or measured for x's shape class on
+/// d's device class (marg::import_wisdom, numeric/planner.hpp): its variant
+/// where d supports it for `x`, with that variant's tap split. Never
+/// measures. Without wisdom for the class this is choose(x, d).
+/// @param x the checked product
+/// @param d the device
+/// @return the plan launch_banded uses when it does not measure
+template <class T>
+kernel_plan choose_with_wisdom(const banded_args<T>& x, const device_features& d);
 
 }  // namespace marg::detail::cuda

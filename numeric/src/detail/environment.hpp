@@ -9,7 +9,7 @@
 namespace marg::detail {
 
 /// The environment variables libmarg reads.
-enum class env_var { num_threads, pool_limit, backend, count };
+enum class env_var { num_threads, pool_limit, backend, planner, count };
 
 /// One variable: unset, a parsed value, or an error.
 struct env_setting {

@@ -1,5 +1,8 @@
-// Instantiations of every kernel variant, one per tuning (kernels/tiled.cuh,
-// kernels/warp.cuh), and the variants' names and support rules.
+// The registry of kernel variants: each variant's name, what it supports and
+// how it launches (one instantiation per tuning of kernels/tiled.cuh and
+// kernels/warp.cuh); when a variant is preferred is choose()'s
+// (launch_banded.cu).
+#include <iterator>
 #include <type_traits>
 
 #include "../launch.hpp"
@@ -9,71 +12,133 @@
 
 namespace marg::detail::cuda {
 
+namespace {
+
+template <class T>
+bool any_device(const correlation_view<T>&, const device_features&) {
+  return true;
+}
+
+template <class T, class C>
+void launch_tile(const correlation_view<T>& c, int split, cudaStream_t stream) {
+  launch_tiled<T, C>(c, split, stream);
+}
+
+template <class T>
+void launch_warp_variant(const correlation_view<T>& c, int, cudaStream_t stream) {
+  launch_warp<T, typename tiled_tunings<T>::warp>(c, stream);
+}
+
+template <class T>
+bool mma_variant_supports(const correlation_view<T>& c, const device_features& d) {
+  return mma_supports(c, d);
+}
+
+template <class T>
+void launch_mma_variant(const correlation_view<T>& c, int split, cudaStream_t stream) {
+  launch_mma(c, split, stream);
+}
+
+template <class T>
+bool lane_variant_supports(const correlation_view<T>& c, const device_features& d) {
+  return lane_supports(c, d);
+}
+
+template <class T>
+void launch_lane_variant(const correlation_view<T>& c, int, cudaStream_t stream) {
+  launch_lane(c, stream);
+}
+
+template <class T>
+bool pairs_variant_supports(const correlation_view<T>& c, const device_features& d) {
+  return pairs_supports(c, d);
+}
+
+template <class T>
+void launch_pairs_variant(const correlation_view<T>& c, int, cudaStream_t stream) {
+  launch_pairs(c, stream);
+}
+
+// the wgmma kernel computes float only
+template <class T>
+bool wgmma_variant_supports(const correlation_view<T>& c, const device_features& d) {
+  (void)c, (void)d;  // double: no kernel
+  if constexpr (std::is_same_v<T, float>) return wgmma_tf32_supports(c, d);
+  return false;
+}
+
+template <class T>
+void launch_wgmma_variant(const correlation_view<T>& c, int, cudaStream_t stream) {
+  (void)c, (void)stream;  // double: no kernel
+  MARG_EXPECTS((std::is_same_v<T, float>), "marg: the wgmma variant computes float only");
+  if constexpr (std::is_same_v<T, float>) launch_wgmma_tf32(c, stream);
+}
+
+template <class T>
+bool wide_variant_supports(const correlation_view<T>& c, const device_features& d) {
+  return wide_supports(c, d);
+}
+
+template <class T>
+void launch_wide_variant(const correlation_view<T>& c, int, cudaStream_t stream) {
+  launch_wide(c, stream);
+}
+
+// The registry, in the order of kernel_variant. Where each variant's needs
+// are checked: the tiles and the warp run on every device the backend runs
+// on (sm_75 and later) at any shape and stride; the others' supports
+// functions (launch.hpp) state theirs.
+template <class T>
+constexpr variant_entry<T> registry[] = {
+    {kernel_variant::warp, variant_name(kernel_variant::warp), false, any_device<T>,
+     launch_warp_variant<T>},
+    {kernel_variant::small, variant_name(kernel_variant::small), true, any_device<T>,
+     launch_tile<T, typename tiled_tunings<T>::small>},
+    {kernel_variant::mid, variant_name(kernel_variant::mid), true, any_device<T>,
+     launch_tile<T, typename tiled_tunings<T>::mid>},
+    {kernel_variant::large, variant_name(kernel_variant::large), true, any_device<T>,
+     launch_tile<T, typename tiled_tunings<T>::large>},
+    {kernel_variant::mma, variant_name(kernel_variant::mma), true, mma_variant_supports<T>,
+     launch_mma_variant<T>},
+    {kernel_variant::lane, variant_name(kernel_variant::lane), false, lane_variant_supports<T>,
+     launch_lane_variant<T>},
+    {kernel_variant::pairs, variant_name(kernel_variant::pairs), false, pairs_variant_supports<T>,
+     launch_pairs_variant<T>},
+    {kernel_variant::wgmma, variant_name(kernel_variant::wgmma), false, wgmma_variant_supports<T>,
+     launch_wgmma_variant<T>},
+    {kernel_variant::wide, variant_name(kernel_variant::wide), false, wide_variant_supports<T>,
+     launch_wide_variant<T>},
+};
+
+static_assert(std::size(registry<float>) == std::size(all_variants));
+
+}  // namespace
+
+template <class T>
+const variant_entry<T>* variant_registry() {
+  return registry<T>;
+}
+
 template <class T>
 void launch_variant(kernel_variant v, const correlation_view<T>& c, int split,
                     cudaStream_t stream) {
-  using tun = tiled_tunings<T>;
-  switch (v) {
-    case kernel_variant::warp:
-      return launch_warp<T, typename tun::warp>(c, stream);
-    case kernel_variant::small:
-      return launch_tiled<T, typename tun::small>(c, split, stream);
-    case kernel_variant::mid:
-      return launch_tiled<T, typename tun::mid>(c, split, stream);
-    case kernel_variant::large:
-      return launch_tiled<T, typename tun::large>(c, split, stream);
-    case kernel_variant::mma:
-      return launch_mma(c, split, stream);
-    case kernel_variant::lane:
-      return launch_lane(c, stream);
-    case kernel_variant::wgmma:
-      // float only: variant_supports is false for double
-      MARG_EXPECTS((std::is_same_v<T, float>), "marg: the wgmma variant computes float only");
-      if constexpr (std::is_same_v<T, float>) launch_wgmma_tf32(c, stream);
-      return;
-    case kernel_variant::pairs:
-      return launch_pairs(c, stream);
-    case kernel_variant::wide:
-      return launch_wide(c, stream);
-  }
-}
-
-const char* variant_name(kernel_variant v) {
-  switch (v) {
-    case kernel_variant::warp:
-      return "warp";
-    case kernel_variant::small:
-      return "small";
-    case kernel_variant::mid:
-      return "mid";
-    case kernel_variant::large:
-      return "large";
-    case kernel_variant::mma:
-      return "mma";
-    case kernel_variant::lane:
-      return "lane";
-    case kernel_variant::wgmma:
-      return "wgmma";
-    case kernel_variant::pairs:
-      return "pairs";
-    case kernel_variant::wide:
-      return "wide";
-  }
-  return "?";
+  entry_of<T>(v).launch(c, split, stream);
 }
 
 template <class T>
 bool variant_supports(kernel_variant v, const correlation_view<T>& c, const device_features& d) {
-  if (v == kernel_variant::mma) return mma_supports(c, d);
-  if (v == kernel_variant::lane) return lane_supports(c, d);
-  if constexpr (std::is_same_v<T, float>)
-    if (v == kernel_variant::wgmma) return wgmma_tf32_supports(c, d);
-  if (v == kernel_variant::wgmma) return false;
-  if (v == kernel_variant::pairs) return pairs_supports(c, d);
-  if (v == kernel_variant::wide) return wide_supports(c, d);
-  return true;
+  return entry_of<T>(v).supports(c, d);
 }
 
+template <class T>
+bool supports(kernel_variant v, const banded_args<T>& x, const device_features& d) {
+  return variant_supports(v, correlation_of(x), d);
+}
+
+template const variant_entry<float>* variant_registry<float>();
+template const variant_entry<double>* variant_registry<double>();
+template bool supports<float>(kernel_variant, const banded_args<float>&, const device_features&);
+template bool supports<double>(kernel_variant, const banded_args<double>&, const device_features&);
 template bool variant_supports<float>(kernel_variant, const correlation_view<float>&,
                                       const device_features&);
 template bool variant_supports<double>(kernel_variant, const correlation_view<double>&,
