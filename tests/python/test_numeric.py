@@ -189,3 +189,29 @@ def test_gil_is_released_during_compute(rng):
     stop.set()
     t.join()
     assert after - before > 1000
+
+
+def test_wisdom_text_and_planner_mode():
+    # the expected text is the wisdom format's specification, written out
+    marg.forget_wisdom()
+    try:
+        header = ("# libmarg wisdom 1\n# capability multiprocessors features type product taps "
+                  "outputs problems operands variant microseconds\n")
+        assert marg.export_wisdom() == header
+        entry = "89 58 generic float gradient 8 9 12 strided warp"
+        marg.import_wisdom("# libmarg wisdom 1\n" + entry + " 7\n")
+        assert marg.export_wisdom() == header + entry + " 7.000\n"
+        with pytest.raises(ValueError, match="line 2"):
+            marg.import_wisdom("# libmarg wisdom 1\n" + entry.replace("warp", "quick") + " 7\n")
+        with pytest.raises(ValueError, match="header"):
+            marg.import_wisdom(entry + " 7\n")
+        assert marg.export_wisdom().count("\n") == 3  # nothing of the bad texts imported
+        marg.set_planner_mode("measure")
+        assert marg.planner_mode() == "measure"
+        with pytest.raises(ValueError, match="deterministic"):
+            marg.set_planner_mode("fast")
+    finally:
+        marg.set_planner_mode("deterministic")
+        marg.forget_wisdom()
+    assert marg.planner_mode() == "deterministic"
+    assert marg.export_wisdom().count("\n") == 2

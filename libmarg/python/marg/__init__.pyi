@@ -38,6 +38,19 @@ def cuda_unusable_reason() -> str:
     device, a GPU older than compute capability 7.5, or one this build has no
     kernel code for."""
 def cuda_compiled() -> bool: ...
+def set_planner_mode(mode: Literal["deterministic", "measure"]) -> None:
+    """How the CUDA backend picks its kernels: "deterministic" (the planner's
+    rules and wisdom held; the default) or "measure" (the first product of a
+    shape class without wisdom times every kernel that can run it and keeps
+    the fastest). Overrides MARG_PLANNER."""
+def planner_mode() -> Literal["deterministic", "measure"]: ...
+def export_wisdom() -> str:
+    """The wisdom held (measured or imported kernel choices) as text."""
+def import_wisdom(text: str) -> None:
+    """Adds wisdom from export_wisdom's text; ValueError naming the first bad
+    line (nothing is imported then)."""
+def forget_wisdom() -> None:
+    """Forgets all wisdom: the planner's rules decide again."""
 
 class Pmf:
     """A float64 PMF on lower..upper (immutable)."""

@@ -553,6 +553,25 @@ void bind_numeric(nb::module_& m) {
   m.def("cuda_unusable_reason", [] { return std::string(marg::cuda_unusable_reason()); });
   m.def("cuda_compiled", [] { return marg::cuda_compiled(); });
   m.def(
+      "set_planner_mode",
+      [](const std::string& mode) {
+        if (mode != "deterministic" && mode != "measure")
+          throw nb::value_error(("marg.set_planner_mode: mode = '" + mode +
+                                 "' (must be 'deterministic' or 'measure')")
+                                    .c_str());
+        marg::set_planner_mode(mode == "measure" ? marg::planner_mode::measure
+                                                 : marg::planner_mode::deterministic);
+      },
+      "mode"_a);
+  m.def("planner_mode", [] {
+    return std::string(
+        marg::current_planner_mode() == marg::planner_mode::measure ? "measure" : "deterministic");
+  });
+  m.def("export_wisdom", [] { return marg::export_wisdom(); });
+  m.def(
+      "import_wisdom", [](const std::string& text) { marg::import_wisdom(text); }, "text"_a);
+  m.def("forget_wisdom", [] { marg::forget_wisdom(); });
+  m.def(
       "_time_cpp_convolve_arrays",
       [](nb::ndarray<nb::ro, double, nb::ndim<1>, nb::c_contig> p,
          nb::ndarray<nb::ro, double, nb::ndim<1>, nb::c_contig> q,
