@@ -8,17 +8,8 @@
 #include "memory/device_memory.hpp"
 
 namespace marg {
-namespace {
-
-bool gpu() noexcept {
-  static const bool usable = detail::device::usable();
-  return usable;
-}
-
-}  // namespace
-
 void set_device(int device) {
-  const int count = gpu() ? device_count() : 0;
+  const int count = detail::device::gpu_usable() ? device_count() : 0;
   MARG_EXPECTS(device >= 0 && device < count,
                detail::bad_argument("marg::set_device", "device", device,
                                     ("in [0, " + std::to_string(count) +
@@ -28,13 +19,13 @@ void set_device(int device) {
 }
 
 int current_device() {
-  return gpu() ? detail::device::current() : -1;
+  return detail::device::gpu_usable() ? detail::device::current() : -1;
 }
 
 namespace detail {
 
 device_guard::device_guard(int device) {
-  if (device < 0 || !gpu()) return;
+  if (device < 0 || !detail::device::gpu_usable()) return;
   const int here = device::current();
   if (here == device) return;
   device::make_current(device);

@@ -46,21 +46,16 @@ constexpr double window = sizeof(T) == 4 ? 20.0 : 300.0;
 
 constexpr double neg_inf = -std::numeric_limits<double>::infinity();
 
-bool gpu() noexcept {
-  static const bool usable = detail::device::usable();
-  return usable;
-}
-
 // copies `count` operands of `len` elements (element stride inc, operand
 // stride stride) from any memory into dst, contiguous
 template <class T>
 void gather_batch(std::vector<T>& dst, const T* src, std::int64_t len, int inc, std::int64_t stride,
                   std::int64_t count) {
   dst.resize(static_cast<std::size_t>(len * count));
-  if (gpu() && inc == 1) {
+  if (detail::device::gpu_usable() && inc == 1) {
     detail::device::copy_strided(dst.data(), sizeof(T) * len, src, sizeof(T) * stride,
                                  sizeof(T) * len, static_cast<std::size_t>(count));
-  } else if (gpu()) {
+  } else if (detail::device::gpu_usable()) {
     for (std::int64_t i = 0; i < count; ++i)
       detail::device::copy_strided(dst.data() + i * len, sizeof(T), src + i * stride,
                                    sizeof(T) * inc, sizeof(T), static_cast<std::size_t>(len));
@@ -74,10 +69,10 @@ void gather_batch(std::vector<T>& dst, const T* src, std::int64_t len, int inc, 
 template <class T>
 void scatter_batch(T* dst, int inc, std::int64_t stride, const std::vector<T>& src,
                    std::int64_t len, std::int64_t count) {
-  if (gpu() && inc == 1) {
+  if (detail::device::gpu_usable() && inc == 1) {
     detail::device::copy_strided(dst, sizeof(T) * stride, src.data(), sizeof(T) * len,
                                  sizeof(T) * len, static_cast<std::size_t>(count));
-  } else if (gpu()) {
+  } else if (detail::device::gpu_usable()) {
     for (std::int64_t i = 0; i < count; ++i)
       detail::device::copy_strided(dst + i * stride, sizeof(T) * inc, src.data() + i * len,
                                    sizeof(T), sizeof(T), static_cast<std::size_t>(len));

@@ -14,6 +14,13 @@ inline constexpr int max_devices = 64;
 /// @return true when pool memory is CUDA managed memory (a GPU is usable)
 bool usable() noexcept;
 
+/// @return usable(), asked once per process (the answer never changes and
+///         callers ask on every call)
+inline bool gpu_usable() noexcept {
+  static const bool u = usable();
+  return u;
+}
+
 /// @param bytes size
 /// @return managed memory, or nullptr when CUDA refuses
 void* alloc_managed(std::size_t bytes) noexcept;

@@ -260,11 +260,6 @@ std::size_t default_limit(bool managed) {
   return static_cast<std::size_t>(pages) * static_cast<std::size_t>(size) / 2;
 }
 
-bool gpu() noexcept {
-  static const bool usable = dev::usable();
-  return usable;
-}
-
 // Sets the initial limit once the arena exists: MARG_POOL_LIMIT when it is
 // valid and at least the minimum, else the default (the current device's free
 // memory) and an error that every allocation throws until set_pool_limit
@@ -288,7 +283,7 @@ void set_initial_limit(pool_state& s) {
 pool_state* make_pool(int index) {
   auto s = std::make_unique<pool_state>();
   s->index = index;
-  s->managed = gpu();
+  s->managed = dev::gpu_usable();
   // no cap while jemalloc builds the arena: its metadata comes through the
   // hooks, and what it takes is the smallest limit the pool can work under
   s->limit = ~std::size_t{0};
@@ -311,7 +306,7 @@ pool_state& pool(int index) {
   static std::mutex creation;
   const std::lock_guard lock(creation);
   if (pool_state* s = g_published[index].load(std::memory_order_acquire)) return *s;
-  const detail::device_guard on(gpu() ? index : -1);
+  const detail::device_guard on(dev::gpu_usable() ? index : -1);
   pool_state* s = make_pool(index);
   g_published[index].store(s, std::memory_order_release);
   pool_state* none = nullptr;
@@ -324,14 +319,14 @@ pool_state& pool(int index) {
 // the pool a call on `stream` uses: the stream's device, the current one for
 // the default stream
 int pool_index(stream_view stream) {
-  if (!gpu()) return 0;
+  if (!dev::gpu_usable()) return 0;
   return stream.is_default() ? dev::current() : dev::stream_device(stream.handle());
 }
 
 // the pool `device` names for the pool API: -1 the current device
 int pool_index(const char* function, int device) {
   if (device == -1) return pool_index(stream_view{});
-  const int count = gpu() ? std::max(device_count(), 1) : 1;
+  const int count = dev::gpu_usable() ? std::max(device_count(), 1) : 1;
   MARG_EXPECTS(device >= 0 && device < std::min(count, max_pools),
                detail::bad_argument(
                    function, "device", device,

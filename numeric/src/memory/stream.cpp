@@ -7,41 +7,32 @@
 #include "device_memory.hpp"
 
 namespace marg {
-namespace {
-
-bool gpu() noexcept {
-  static const bool usable = detail::device::usable();
-  return usable;
-}
-
-}  // namespace
-
 void synchronize(stream_view stream) {
-  if (gpu()) detail::device::synchronize(stream.handle());
+  if (detail::device::gpu_usable()) detail::device::synchronize(stream.handle());
 }
 
 void prefetch(const void* ptr, std::size_t bytes, memory_location where, stream_view stream) {
-  if (!gpu() || ptr == nullptr || bytes == 0) return;
+  if (!detail::device::gpu_usable() || ptr == nullptr || bytes == 0) return;
   detail::device::prefetch(ptr, bytes, where == memory_location::device, stream.handle());
 }
 
 namespace detail {
 
 void wait_for_stream(stream_view stream) {
-  if (gpu()) device::host_access(nullptr, 0, stream.handle());
+  if (detail::device::gpu_usable()) device::host_access(nullptr, 0, stream.handle());
 }
 
 void prepare_host_access(const void* ptr, std::size_t bytes, stream_view stream) {
-  if (gpu()) device::host_access(ptr, bytes, stream.handle());
+  if (detail::device::gpu_usable()) device::host_access(ptr, bytes, stream.handle());
 }
 
 stream_view resolve_stream(stream_view stream) {
-  if (!gpu() || !stream.is_default()) return stream;
+  if (!detail::device::gpu_usable() || !stream.is_default()) return stream;
   return stream_view{device::resolve_stream(nullptr)};
 }
 
 int device_of(stream_view stream) {
-  if (!gpu()) return -1;
+  if (!detail::device::gpu_usable()) return -1;
   return stream.is_default() ? device::current() : device::stream_device(stream.handle());
 }
 
