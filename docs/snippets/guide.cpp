@@ -11,6 +11,7 @@
 #include <random>
 #include <stdexcept>
 #include <stop_token>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -200,6 +201,22 @@ void backends() {
   }
 }
 
+void planner() {
+  // [snippet: wisdom]
+  marg::set_planner_mode(marg::planner_mode::measure);  // or MARG_PLANNER=measure
+  // ... run the model: the first product of each shape class times every
+  // variant that can run it (a few launches each, waiting for them) and keeps
+  // the fastest; later products of the class use it at no cost ...
+  const std::string wisdom = marg::export_wisdom();  // save it with the model
+  // in a later process, on the same kind of device:
+  marg::import_wisdom(wisdom);  // deterministic again, measured choices
+  // [end]
+  expect(wisdom.rfind("# libmarg wisdom 1\n", 0) == 0, "export_wisdom's header");
+  expect(marg::export_wisdom() == wisdom, "import_wisdom of export_wisdom");
+  marg::set_planner_mode(marg::planner_mode::deterministic);
+  marg::forget_wisdom();
+}
+
 void numeric_layer() {
   // [snippet: numeric]
   const int m = 4096, n = 300;
@@ -310,6 +327,7 @@ int main() {
   log_space();
   cancellation();
   backends();
+  planner();
   numeric_layer();
   pool();
   devices();
