@@ -460,12 +460,6 @@ int tap_split_of(kernel_variant v, const correlation_view<T>& c, const device_fe
   // a tap split runs over a cluster (sm_90)
   if (!dev.hopper || !entry_of<T>(v).splits_taps) return 1;
   switch (v) {
-    case kernel_variant::warp:
-    case kernel_variant::lane:
-    case kernel_variant::wgmma:
-    case kernel_variant::pairs:
-    case kernel_variant::wide:
-      return 1;
     case kernel_variant::small:
       return tap_split<typename tun::small>(c, dev);
     case kernel_variant::mid:
@@ -474,8 +468,9 @@ int tap_split_of(kernel_variant v, const correlation_view<T>& c, const device_fe
       return tap_split<typename tun::large>(c, dev);
     case kernel_variant::mma:
       return mma_split(c, dev);
+    default:  // the registry's entries that split are the four above
+      return 1;
   }
-  return 1;
 }
 
 template <class T>
@@ -508,7 +503,7 @@ kernel_plan wise(const correlation_view<T>& c, const device_features& dev, kerne
   if (!e) return rules;
   const auto v = static_cast<kernel_variant>(e->variant);
   if (v == rules.variant || !variant_supports(v, c, dev)) return rules;
-  return on_device(v, c, tap_split_of(v, c, dev), dev);
+  return {v, tap_split_of(v, c, dev)};
 }
 
 // Times every variant dev supports for c (its plan's split) into a scratch
@@ -533,8 +528,7 @@ kernel_plan measure(const correlation_view<T>& c, const device_features& dev, cu
   float best_ms = -1;
   for (const kernel_variant v : all_variants) {
     if (!variant_supports(v, c, dev)) continue;
-    const kernel_plan p = on_device(v, c, tap_split_of(v, c, dev), dev);
-    if (p.variant != v) continue;
+    const kernel_plan p{v, tap_split_of(v, c, dev)};
     launch_variant(v, m, p.split, stream);
     float fastest = -1;
     for (int r = 0; r < reps; ++r) {

@@ -51,17 +51,10 @@ __device__ __forceinline__ void gather_stage(const T* src, std::int64_t step, st
   }
 }
 
-/// @return the multiprocessors of the current device (cached per host thread
-/// and device: the dispatch asks on every launch)
+/// @return the multiprocessors of the current device (current_device_features,
+/// cached per host thread and device: the launches ask every time)
 inline int multiprocessors() {
-  static thread_local int cached_device = -1, cached_count = 0;
-  // no driver call with one visible device: the dispatch asks on every launch
-  const int dev = current_device_id();
-  if (dev != cached_device) {
-    MARG_CUDA_TRY(cudaDeviceGetAttribute(&cached_count, cudaDevAttrMultiProcessorCount, dev));
-    cached_device = dev;
-  }
-  return cached_count;
+  return current_device_features().multiprocessors;
 }
 
 /// Slots of the whole waves that `items` take, `slots` to a wave: items

@@ -17,22 +17,16 @@
 namespace marg::detail::cuda {
 namespace {
 
-/// Device facts the launch needs, cached per host thread and device.
+/// Device facts the launch needs.
 struct lane_device {
   int device = -1;
   int max_smem = 0;  ///< opt-in shared memory per block, bytes
 };
 
-lane_device& current_lane_device() {
-  static thread_local lane_device d;
-  // no driver call with one visible device: the dispatch asks on every launch
-  const int dev = current_device_id();
-  if (dev != d.device) {
-    MARG_CUDA_TRY(
-        cudaDeviceGetAttribute(&d.max_smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-    d.device = dev;
-  }
-  return d;
+/// @return the current device's (current_device_features caches the
+///         attribute per host thread and device)
+lane_device current_lane_device() {
+  return {current_device_id(), current_device_features().max_smem};
 }
 
 /// Thresholds of the preference: batches from batch_min problems (enough
@@ -295,7 +289,7 @@ void launch_lane_long(const correlation_view<T>& c, const lane_device& d, cudaSt
 
 template <class T>
 void launch_lane_t(const correlation_view<T>& c, cudaStream_t stream) {
-  const lane_device& d = current_lane_device();
+  const lane_device d = current_lane_device();
   if (!lane_fits(c, d.max_smem)) {
     // rows too long for a group's buffers and slab: the long-row kernel
     if (!lane_long_fits(c, d.max_smem))

@@ -30,28 +30,13 @@ void launch_warp_variant(const correlation_view<T>& c, int, cudaStream_t stream)
 }
 
 template <class T>
-bool mma_variant_supports(const correlation_view<T>& c, const device_features& d) {
-  return mma_supports(c, d);
-}
-
-template <class T>
 void launch_mma_variant(const correlation_view<T>& c, int split, cudaStream_t stream) {
   launch_mma(c, split, stream);
 }
 
 template <class T>
-bool lane_variant_supports(const correlation_view<T>& c, const device_features& d) {
-  return lane_supports(c, d);
-}
-
-template <class T>
 void launch_lane_variant(const correlation_view<T>& c, int, cudaStream_t stream) {
   launch_lane(c, stream);
-}
-
-template <class T>
-bool pairs_variant_supports(const correlation_view<T>& c, const device_features& d) {
-  return pairs_supports(c, d);
 }
 
 template <class T>
@@ -75,11 +60,6 @@ void launch_wgmma_variant(const correlation_view<T>& c, int, cudaStream_t stream
 }
 
 template <class T>
-bool wide_variant_supports(const correlation_view<T>& c, const device_features& d) {
-  return wide_supports(c, d);
-}
-
-template <class T>
 void launch_wide_variant(const correlation_view<T>& c, int, cudaStream_t stream) {
   launch_wide(c, stream);
 }
@@ -87,7 +67,8 @@ void launch_wide_variant(const correlation_view<T>& c, int, cudaStream_t stream)
 // The registry, in the order of kernel_variant. Where each variant's needs
 // are checked: the tiles and the warp run on every device the backend runs
 // on (sm_75 and later) at any shape and stride; the others' supports
-// functions (launch.hpp) state theirs.
+// functions (launch.hpp; the entry's type picks the overload for T) state
+// theirs.
 template <class T>
 constexpr variant_entry<T> registry[] = {
     {kernel_variant::warp, variant_name(kernel_variant::warp), false, any_device<T>,
@@ -98,15 +79,15 @@ constexpr variant_entry<T> registry[] = {
      launch_tile<T, typename tiled_tunings<T>::mid>},
     {kernel_variant::large, variant_name(kernel_variant::large), true, any_device<T>,
      launch_tile<T, typename tiled_tunings<T>::large>},
-    {kernel_variant::mma, variant_name(kernel_variant::mma), true, mma_variant_supports<T>,
+    {kernel_variant::mma, variant_name(kernel_variant::mma), true, mma_supports,
      launch_mma_variant<T>},
-    {kernel_variant::lane, variant_name(kernel_variant::lane), false, lane_variant_supports<T>,
+    {kernel_variant::lane, variant_name(kernel_variant::lane), false, lane_supports,
      launch_lane_variant<T>},
-    {kernel_variant::pairs, variant_name(kernel_variant::pairs), false, pairs_variant_supports<T>,
+    {kernel_variant::pairs, variant_name(kernel_variant::pairs), false, pairs_supports,
      launch_pairs_variant<T>},
     {kernel_variant::wgmma, variant_name(kernel_variant::wgmma), false, wgmma_variant_supports<T>,
      launch_wgmma_variant<T>},
-    {kernel_variant::wide, variant_name(kernel_variant::wide), false, wide_variant_supports<T>,
+    {kernel_variant::wide, variant_name(kernel_variant::wide), false, wide_supports,
      launch_wide_variant<T>},
 };
 
