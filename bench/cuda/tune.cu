@@ -3,24 +3,37 @@
 // a tuning table for this device class: the header says the library
 // version, the device, its driver and the command. Import it with
 // marg::import_wisdom or MARG_WISDOM=file.
+// `--check N` instead measures the planner on N random shapes (seeded): the
+// plan's time against every variant the device supports, forced, and writes
+// one row per shape and the geometric mean and worst of plan / best.
 //
 //   marg_tune --out h200.wisdom [--types float,double] [--max-work 16777216]
+//   marg_tune --check 200 --seed 20261129 --out check.md [--wisdom h200.wisdom]
 #include <cuda_runtime.h>
 #include <CLI/CLI.hpp>
 
 #include <marg/marg.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "cuda/kernels/correlation.cuh"
+#include "cuda/launch.hpp"
+#include "cuda/plan.hpp"
+
 namespace {
+
+namespace cu = marg::detail::cuda;
 
 void cuda_ok(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
@@ -63,6 +76,132 @@ int tune(bool gradients, std::int64_t max_work, cudaStream_t stream) {
   return classes;
 }
 
+// the best time of one plan in µs: launches back to back, as many as fill
+// about 1 ms after a warm-up, best of 3 such runs (events on the stream)
+template <class T>
+double time_plan(const cu::correlation_view<T>& c, cu::kernel_plan p, cudaStream_t stream) {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  cuda_ok(cudaEventCreate(&start), "cudaEventCreate");
+  cuda_ok(cudaEventCreate(&stop), "cudaEventCreate");
+  const auto run = [&](int launches) {
+    cuda_ok(cudaEventRecord(start, stream), "cudaEventRecord");
+    for (int i = 0; i < launches; ++i) cu::launch_variant(p.variant, c, p.split, stream);
+    cuda_ok(cudaEventRecord(stop, stream), "cudaEventRecord");
+    cuda_ok(cudaEventSynchronize(stop), "cudaEventSynchronize");
+    float ms = 0;
+    cuda_ok(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+    return 1000.0 * ms / launches;
+  };
+  const double first = run(1);
+  const int launches = static_cast<int>(std::clamp(1000.0 / std::max(first, 1.0), 1.0, 200.0));
+  double best = run(launches);
+  for (int r = 0; r < 2; ++r) best = std::min(best, run(launches));
+  cuda_ok(cudaEventDestroy(start), "cudaEventDestroy");
+  cuda_ok(cudaEventDestroy(stop), "cudaEventDestroy");
+  return best;
+}
+
+/// one random shape of the check
+struct shape {
+  marg::detail::banded_op op;
+  bool is_double;
+  int m, n, batch;
+};
+
+// m from 1 to 2^14 and n to 2^17, log-uniform, a batch of 1 half the time,
+// else 2 to 4096 log-uniform, at most 2^30 multiply-adds and 2^26 outputs
+std::vector<shape> random_shapes(int count, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const auto log_uniform = [&](double hi) {
+    return static_cast<int>(std::exp(std::uniform_real_distribution<double>(0, std::log(hi))(rng)));
+  };
+  std::vector<shape> out;
+  while (static_cast<int>(out.size()) < count) {
+    shape s{static_cast<marg::detail::banded_op>(rng() % 3), rng() % 2 == 1, log_uniform(16384.0),
+            log_uniform(131072.0), rng() % 2 == 0 ? 1 : 1 + log_uniform(4096.0)};
+    const std::int64_t r = std::int64_t{s.m} + s.n - 1;
+    if (std::int64_t{s.m} * s.n * s.batch > (std::int64_t{1} << 30) ||
+        r * s.batch > (std::int64_t{1} << 26))
+      continue;
+    out.push_back(s);
+  }
+  return out;
+}
+
+const char* op_name(marg::detail::banded_op op) {
+  return op == marg::detail::banded_op::convolve ? "convolve"
+         : op == marg::detail::banded_op::grad_p ? "grad_p"
+                                                 : "grad_q";
+}
+
+// the plan (choose_with_wisdom: the rules, or wisdom where imported) against
+// every supported variant forced; returns plan / best
+template <class T>
+double check_one(const shape& s, cudaStream_t stream, std::ostream& out) {
+  const auto len = marg::detail::lengths_of(s.op, s.m, s.n);
+  T *a = nullptr, *b = nullptr, *r = nullptr;
+  cuda_ok(cudaMalloc(&a, sizeof(T) * len.a * s.batch), "cudaMalloc");
+  cuda_ok(cudaMalloc(&b, sizeof(T) * len.b * s.batch), "cudaMalloc");
+  cuda_ok(cudaMalloc(&r, sizeof(T) * len.out * s.batch), "cudaMalloc");
+  cuda_ok(cudaMemset(a, 0, sizeof(T) * len.a * s.batch), "cudaMemset");
+  cuda_ok(cudaMemset(b, 0, sizeof(T) * len.b * s.batch), "cudaMemset");
+  const marg::detail::banded_args<T> x{s.op, s.m,   s.n, a, 1,       len.a,  b,
+                                       1,    len.b, r,   1, len.out, s.batch};
+  const auto c = cu::correlation_of(x);
+  const cu::device_features& d = cu::current_device_features();
+  const cu::kernel_plan plan = cu::choose_with_wisdom(x, d);
+  double best = -1, planned = -1;
+  const char* best_name = "";
+  for (const cu::kernel_variant v : cu::all_variants) {
+    if (!cu::variant_supports(v, c, d)) continue;
+    const cu::kernel_plan p{v, cu::tap_split_of(v, c, d)};
+    const double t = time_plan(c, p, stream);
+    if (best < 0 || t < best) best = t, best_name = cu::variant_name(v);
+    if (v == plan.variant && p.split == plan.split) planned = t;
+  }
+  if (planned < 0) planned = time_plan(c, plan, stream);
+  cuda_ok(cudaFree(a), "cudaFree");
+  cuda_ok(cudaFree(b), "cudaFree");
+  cuda_ok(cudaFree(r), "cudaFree");
+  out << "| " << op_name(s.op) << " | " << (sizeof(T) == 4 ? "float" : "double") << " | " << s.m
+      << " | " << s.n << " | " << s.batch << " | " << cu::variant_name(plan.variant) << '/'
+      << plan.split << " | " << planned << " | " << best_name << " | " << best << " | "
+      << planned / best << " |\n";
+  return planned / best;
+}
+
+// --check: the planner on `count` random shapes; exit status 0
+int check(int count, std::uint64_t seed, const std::string& path, const std::string& command) {
+  cudaStream_t stream = nullptr;
+  cuda_ok(cudaStreamCreate(&stream), "cudaStreamCreate");
+  std::ostringstream rows;
+  double log_sum = 0, worst = 0;
+  int over_10 = 0, over_50 = 0;
+  for (const shape& s : random_shapes(count, seed)) {
+    const double q =
+        s.is_double ? check_one<double>(s, stream, rows) : check_one<float>(s, stream, rows);
+    log_sum += std::log(q);
+    worst = std::max(worst, q);
+    over_10 += q > 1.1;
+    over_50 += q > 1.5;
+  }
+  cuda_ok(cudaStreamDestroy(stream), "cudaStreamDestroy");
+  char summary[256];
+  std::snprintf(summary, sizeof summary,
+                "%d shapes (seed %llu): plan / best forced variant: geometric mean %.4f, worst "
+                "%.3f; %d over 1.1, %d over 1.5",
+                count, static_cast<unsigned long long>(seed), std::exp(log_sum / count), worst,
+                over_10, over_50);
+  std::ofstream f(path);
+  f << "# `" << command << "`: " << summary << "\n\n"
+    << "| op | type | m | n | batch | plan/split | plan µs | best | best µs | plan / best |\n"
+    << "|---|---|---|---|---|---|---|---|---|---|\n"
+    << rows.str();
+  if (!f) throw std::runtime_error("cannot write " + path);
+  std::printf("marg_tune: %s; rows in %s\n", summary, path.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -71,7 +210,18 @@ int main(int argc, char** argv) {
       "on this GPU and writes the fastest per class as wisdom");
   std::string out, types = "float,double";
   std::int64_t max_work = std::int64_t{1} << 24;
-  app.add_option("--out", out, "the wisdom file to write")->required();
+  int check_count = 0;
+  std::uint64_t seed = 1;
+  app.add_option("--out", out, "the wisdom file to write (with --check: the table of rows)")
+      ->required();
+  app.add_option("--check", check_count,
+                 "instead of tuning: time the plan against every variant on this many random "
+                 "shapes")
+      ->check(CLI::Range(1, 100000));
+  app.add_option("--seed", seed, "the random shapes' seed (with --check)");
+  std::string wisdom;
+  app.add_option("--wisdom", wisdom, "with --check: a wisdom file the plan uses")
+      ->check(CLI::ExistingFile);
   app.add_option("--types", types, "float, double or float,double")
       ->check(CLI::IsMember({"float", "double", "float,double"}));
   app.add_option("--max-work", max_work, "largest outputs x problems of a grid shape")
@@ -85,6 +235,16 @@ int main(int argc, char** argv) {
       return 1;
     }
     marg::set_backend(marg::backend::cuda);
+    if (check_count > 0) {
+      marg::forget_wisdom();
+      if (!wisdom.empty()) {
+        std::ifstream in(wisdom);
+        std::stringstream text;
+        text << in.rdbuf();
+        marg::import_wisdom(text.str());
+      }
+      return check(check_count, seed, out, command.str());
+    }
     marg::forget_wisdom();
     marg::set_planner_mode(marg::planner_mode::measure);
     cudaStream_t stream = nullptr;

@@ -320,15 +320,10 @@ void forward(int m, int n, const T* a, int inca, std::int64_t stridea, const T* 
                batch);
   if (batch == 0) return;
 #ifdef MARG_WITH_CUDA
-  std::vector<std::int64_t> redo;
   if (current_backend() == backend::cuda &&
       detail::cuda::log_convolve_on_device<T>(
-          {m, n, a, inca, stridea, b, incb, strideb, r, incr, strider, batch}, stream, redo)) {
-    for (const std::int64_t p : redo)
-      forward_host<T>(m, n, a + p * stridea, inca, 0, b + p * strideb, incb, 0, r + p * strider,
-                      incr, 0, 1, stream);
+          {m, n, a, inca, stridea, b, incb, strideb, r, incr, strider, batch}, stream))
     return;
-  }
 #endif
   forward_host<T>(m, n, a, inca, stridea, b, incb, strideb, r, incr, strider, batch, stream);
 }

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "numeric_fixture.hpp"
@@ -201,6 +202,52 @@ TEMPLATE_TEST_CASE("log_convolve: pool memory operands", "[numeric][log]", MARG_
   for (std::size_t i = 0; i < b.size(); ++i) pb[i] = static_cast<T>(b[i]);
   marg::log_convolve<T>(97, 31, pa.data(), 1, pb.data(), 1, pr.data(), 1, pa.stream());
   expect_log_close(pr.to_vector(), 1, ref_log_convolve(a, b));
+}
+
+// On the CUDA backend small problems (m n up to 65536) are one kernel and
+// larger ones the scaled linear product with a direct pass for wide spans:
+// both, with every kind of problem in one batch, in pool memory
+TEMPLATE_TEST_CASE("log_convolve: pool memory batches of small and large problems",
+                   "[numeric][log]", MARG_ALL_CONFIGS) {
+  using T = typename TestType::T;
+  MARG_RANDOM_CASE(TestType);
+  const T inf = std::numeric_limits<T>::infinity();
+  for (const auto& [m, n] : {std::pair{40, 57}, std::pair{1, 200}, std::pair{300, 310}}) {
+    // problems: one window, a wide span with holes, a NaN in a, a's all -inf,
+    // +inf in b, a narrow span of float-sized width 25
+    constexpr int batch = 6;
+    const int lr = m + n - 1;
+    std::vector<rvec> as, bs;
+    for (int i = 0; i < batch; ++i) {
+      as.push_back(rounded<T>(random_logs(g, m, i == 1 ? 5000 : i == 5 ? 25 : 6, i == 1 ? 4 : 0)));
+      bs.push_back(rounded<T>(random_logs(g, n, i == 1 ? 3000 : 9, 0)));
+    }
+    as[2][static_cast<std::size_t>(m / 2)] = std::numeric_limits<real>::quiet_NaN();
+    for (real& v : as[3]) v = ninf;
+    bs[4][static_cast<std::size_t>(n - 1)] = std::numeric_limits<real>::infinity();
+    marg::array<T> xa(static_cast<std::size_t>(batch * m)), xb(static_cast<std::size_t>(batch * n)),
+        xr(static_cast<std::size_t>(batch * (lr + 1)));
+    for (int i = 0; i < batch; ++i) {
+      for (int j = 0; j < m; ++j) xa[i * m + j] = static_cast<T>(as[i][j]);
+      for (int j = 0; j < n; ++j) xb[i * n + j] = static_cast<T>(bs[i][j]);
+      xr[i * (lr + 1) + lr] = T(5);
+    }
+    CAPTURE(m, n);
+    marg::log_convolve_batched<T>(m, n, xa.data(), 1, m, xb.data(), 1, n, xr.data(), 1, lr + 1,
+                                  batch, xa.stream());
+    const std::vector<T> r = xr.to_vector();
+    for (int i = 0; i < batch; ++i) {
+      CAPTURE(i);
+      const std::vector<T> ri(r.begin() + i * (lr + 1), r.begin() + i * (lr + 1) + lr);
+      if (i == 2 || i == 4)
+        for (const T v : ri) CHECK(std::isnan(v));
+      else if (i == 3)
+        for (const T v : ri) CHECK(v == -inf);
+      else
+        expect_log_close(ri, 1, ref_log_convolve(as[i], bs[i]));
+      CHECK(r[i * (lr + 1) + lr] == T(5));  // the gap between problems untouched
+    }
+  }
 }
 
 TEMPLATE_TEST_CASE("log_convolve: -inf, NaN and +inf inputs", "[numeric][log]", MARG_ALL_CONFIGS) {

@@ -150,7 +150,7 @@ const device_features& current_device_features() {
     f.capability = major * 10 + minor;
     f.hopper = f.capability >= 90 && a.ptxVersion >= 90 && !generic_forced();
     f.ampere = f.capability >= 80 && a.ptxVersion >= 80;
-    f.wgmma = f.hopper && wgmma_tf32_available();
+    f.wgmma = f.hopper && wgmma_tf32_available(dev);
     MARG_CUDA_TRY(cudaDeviceGetAttribute(&f.multiprocessors, cudaDevAttrMultiProcessorCount, dev));
     MARG_CUDA_TRY(
         cudaDeviceGetAttribute(&f.max_smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));

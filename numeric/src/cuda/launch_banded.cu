@@ -15,6 +15,7 @@
 #include "kernels/warp.cuh"
 #include "kernels/wgmma_tf32.cuh"
 #include "launch.hpp"
+#include "scratch.hpp"
 
 namespace marg::detail::cuda {
 namespace {
@@ -506,6 +507,24 @@ kernel_plan wise(const correlation_view<T>& c, const device_features& dev, kerne
   return {v, tap_split_of(v, c, dev)};
 }
 
+// Two CUDA events, destroyed however measure() leaves.
+struct event_pair {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  event_pair() {
+    MARG_CUDA_TRY(cudaEventCreate(&start));
+    if (const cudaError_t e = cudaEventCreate(&stop); e != cudaSuccess) {
+      cudaEventDestroy(start);
+      MARG_CUDA_TRY(e);
+    }
+  }
+  ~event_pair() {
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+  }
+  event_pair(const event_pair&) = delete;
+  event_pair& operator=(const event_pair&) = delete;
+};
+
 // Times every variant dev supports for c (its plan's split) into a scratch
 // output, `reps` launches each after one warm-up, and keeps the fastest (the
 // smallest best time; ties: the earlier variant) as the wisdom of c's class.
@@ -516,14 +535,13 @@ kernel_plan measure(const correlation_view<T>& c, const device_features& dev, cu
   constexpr int reps = 3;
   correlation_view<T> m = c;
   const std::size_t n = static_cast<std::size_t>(c.batch) * static_cast<std::size_t>(c.lout);
-  T* scratch = nullptr;
-  MARG_CUDA_TRY(cudaMallocAsync(reinterpret_cast<void**>(&scratch), n * sizeof(T), stream));
-  m.out = scratch;
+  int device = 0;
+  MARG_CUDA_TRY(cudaGetDevice(&device));
+  const device_scratch scratch(n * sizeof(T), device, stream);
+  m.out = static_cast<T*>(scratch.data());
   m.out_step = 1;
   m.out_batch = c.lout;
-  cudaEvent_t start = nullptr, stop = nullptr;
-  MARG_CUDA_TRY(cudaEventCreate(&start));
-  MARG_CUDA_TRY(cudaEventCreate(&stop));
+  const event_pair ev;
   kernel_plan best{};
   float best_ms = -1;
   for (const kernel_variant v : all_variants) {
@@ -532,19 +550,16 @@ kernel_plan measure(const correlation_view<T>& c, const device_features& dev, cu
     launch_variant(v, m, p.split, stream);
     float fastest = -1;
     for (int r = 0; r < reps; ++r) {
-      MARG_CUDA_TRY(cudaEventRecord(start, stream));
+      MARG_CUDA_TRY(cudaEventRecord(ev.start, stream));
       launch_variant(v, m, p.split, stream);
-      MARG_CUDA_TRY(cudaEventRecord(stop, stream));
-      MARG_CUDA_TRY(cudaEventSynchronize(stop));
+      MARG_CUDA_TRY(cudaEventRecord(ev.stop, stream));
+      MARG_CUDA_TRY(cudaEventSynchronize(ev.stop));
       float ms = 0;
-      MARG_CUDA_TRY(cudaEventElapsedTime(&ms, start, stop));
+      MARG_CUDA_TRY(cudaEventElapsedTime(&ms, ev.start, ev.stop));
       if (fastest < 0 || ms < fastest) fastest = ms;
     }
     if (best_ms < 0 || fastest < best_ms) best_ms = fastest, best = p;
   }
-  MARG_CUDA_TRY(cudaEventDestroy(start));
-  MARG_CUDA_TRY(cudaEventDestroy(stop));
-  MARG_CUDA_TRY(cudaFreeAsync(scratch, stream));
   wisdom_store(key_of(c, dev), {static_cast<int>(best.variant), 1000.0 * best_ms});
   return best;
 }

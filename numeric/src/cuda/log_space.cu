@@ -1,11 +1,13 @@
-// The scaling passes of log_convolve on the device (see src/log_convolve.cpp
-// for the method): per operand the largest and smallest finite value and
-// exp(x - top) into device scratch (one kernel for both operands), one
-// batched linear product, and top_a + top_b + log(v) written to r, ordered on
-// the stream; problems whose operands span more than one window are then
-// computed directly (kernel_log_direct). Used when every operand is
-// kernel-readable (device or managed memory); a NaN or +inf leaves the
-// problem to the host path, which reports it.
+// log_convolve on the device (see src/log_convolve.cpp for the method),
+// ordered on the stream with no wait. Small problems (kernel_log_small) are
+// one kernel: a block per problem scales, multiplies and takes logs in shared
+// memory. Larger ones take per operand the largest and smallest finite value
+// and exp(x - top) into device scratch (one kernel for both operands), one
+// batched linear product, and top_a + top_b + log(v) written to r; problems
+// whose operands span more than one window are then computed directly
+// (kernel_log_direct). Used when every operand is kernel-readable (device or
+// managed memory). A problem with a NaN or +inf input gets NaN outputs, as
+// on the host.
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -54,11 +56,9 @@ __device__ double block_reduce(double v, double* shared, Op op) {
 }
 
 // One block per problem of a (blocks 0 .. a.count - 1) and of b (the rest):
-// the extent of its finite values, its kind, and exp(x - top) into out. A
-// NaN or +inf raises *flag, so that the host reads the kinds only when some
-// problem needs the host path.
+// the extent of its finite values, its kind, and exp(x - top) into out.
 template <class T>
-__global__ void kernel_log_prepare(log_operand<T> a, log_operand<T> b, double width, int* flag) {
+__global__ void kernel_log_prepare(log_operand<T> a, log_operand<T> b, double width) {
   const bool in_a = blockIdx.x < a.count;
   const log_operand<T>& o = in_a ? a : b;
   const std::int64_t p = in_a ? blockIdx.x : blockIdx.x - a.count;
@@ -85,7 +85,6 @@ __global__ void kernel_log_prepare(log_operand<T> a, log_operand<T> b, double wi
   if (threadIdx.x == 0) {
     o.top[p] = hi;
     o.kind[p] = k;
-    if (k == bad_value) atomicOr(flag, 1);
   }
   // an all -inf problem scales to zeros (its output is -inf)
   const double shift = hi == -INFINITY ? 0.0 : hi;
@@ -94,19 +93,25 @@ __global__ void kernel_log_prepare(log_operand<T> a, log_operand<T> b, double wi
     out[j] = exp(static_cast<T>(static_cast<double>(xi[j * o.inc]) - shift));
 }
 
-// r[p * strider + i * incr] = top_a[p or 0] + top_b[p or 0] + log(v[p * lr + i])
+// r[p * strider + i * incr] = top_a[p or 0] + top_b[p or 0] + log(v[p * lr + i]),
+// NaN where an operand of problem p holds a NaN or +inf
 template <class T>
 __global__ void kernel_log_unscale(const T* v, std::int64_t lr, std::int64_t batch,
-                                   const double* top_a, bool share_a, const double* top_b,
-                                   bool share_b, T* r, int incr, std::int64_t strider) {
+                                   const double* top_a, const int* kind_a, bool share_a,
+                                   const double* top_b, const int* kind_b, bool share_b, T* r,
+                                   int incr, std::int64_t strider) {
   const std::int64_t total = lr * batch;
   for (std::int64_t e = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; e < total;
        e += std::int64_t{gridDim.x} * blockDim.x) {
     const std::int64_t p = e / lr, i = e - p * lr;
-    const double scale = top_a[share_a ? 0 : p] + top_b[share_b ? 0 : p];
+    const std::int64_t pa = share_a ? 0 : p, pb = share_b ? 0 : p;
+    const double scale = top_a[pa] + top_b[pb];
     const T x = v[e];
     r[p * strider + i * incr] =
-        x > T(0) ? static_cast<T>(scale + static_cast<double>(log(x))) : static_cast<T>(-INFINITY);
+        kind_a[pa] == bad_value || kind_b[pb] == bad_value
+            ? static_cast<T>(NAN)
+            : (x > T(0) ? static_cast<T>(scale + static_cast<double>(log(x)))
+                        : static_cast<T>(-INFINITY));
   }
 }
 
@@ -174,6 +179,130 @@ __global__ void __launch_bounds__(direct_tile)
     r[p * strider + k * incr] = static_cast<T>(top == -INFINITY ? -INFINITY : top + log(sum));
 }
 
+// Small problems, one kernel: a block per problem reads both operands into
+// shared memory (as double), finds their extents, and either scales them by
+// their largest values and multiplies directly in double (both fit one
+// window) or runs the online log-sum-exp of kernel_log_direct per output.
+// Each thread computes `small_run` consecutive outputs: the b values of the
+// run slide through registers, one shared load of a and one of b per
+// `small_run` multiply-adds. Shared memory: m + n + 2 small_run doubles, b
+// padded on both sides so that no index needs a bounds check. The window is
+// double's for both types: the products are summed in double, so scaled
+// values down to exp(-300) and their products (exp(-600)) stay normal.
+constexpr int small_run = 4;
+constexpr double small_width = 300.0;
+// the largest m x n of kernel_log_small: beyond it one block per problem
+// leaves too many multiply-adds on one multiprocessor
+constexpr std::int64_t small_work = 65536;
+constexpr int small_max_len = 2048;  // m + n: the shared memory bound
+
+// the largest and smallest finite value of x[0 .. len) (stride inc) into
+// `raw`, and whether one is NaN or +inf; the block's threads together
+template <class T>
+__device__ void load_extent(const T* x, int len, int inc, double* raw, double& hi, double& lo,
+                            double& bad) {
+  for (int j = threadIdx.x; j < len; j += blockDim.x) {
+    const double v = x[std::int64_t{j} * inc];
+    raw[j] = v;
+    if (isnan(v) || v == INFINITY) bad = 1;
+    if (v != -INFINITY) {
+      hi = fmax(hi, v);
+      lo = fmin(lo, v);
+    }
+  }
+}
+
+template <class T>
+__global__ void kernel_log_small(const T* a, int m, int inca, std::int64_t stridea, const T* b,
+                                 int n, int incb, std::int64_t strideb, T* r, int incr,
+                                 std::int64_t strider) {
+  extern __shared__ double small_shared[];
+  __shared__ double reduce_shared[32];
+  constexpr int pad = small_run;
+  double* sa = small_shared;
+  double* sb = small_shared + m + pad;  // sb[-pad .. n + pad)
+  const std::int64_t p = blockIdx.x;
+  double ha = -INFINITY, la = INFINITY, hb = -INFINITY, lb = INFINITY, bad = 0;
+  load_extent(a + p * stridea, m, inca, sa, ha, la, bad);
+  load_extent(b + p * strideb, n, incb, sb, hb, lb, bad);
+  const auto max_op = [](double u, double v) { return fmax(u, v); };
+  const auto min_op = [](double u, double v) { return fmin(u, v); };
+  ha = block_reduce(ha, reduce_shared, max_op);
+  hb = block_reduce(hb, reduce_shared, max_op);
+  la = block_reduce(la, reduce_shared, min_op);
+  lb = block_reduce(lb, reduce_shared, min_op);
+  bad = block_reduce(bad, reduce_shared, max_op);
+  const int lr = m + n - 1;
+  T* out = r + p * strider;
+  if (bad != 0 || ha == -INFINITY || hb == -INFINITY) {
+    const T v = bad != 0 ? static_cast<T>(NAN) : static_cast<T>(-INFINITY);
+    for (int k = threadIdx.x; k < lr; k += blockDim.x) out[std::int64_t{k} * incr] = v;
+    return;
+  }
+  const bool one = ha - la <= small_width && hb - lb <= small_width;
+  // scaled values (a pad of zeros) or log values (a pad of -inf)
+  if (one) {
+    for (int j = threadIdx.x; j < m; j += blockDim.x) sa[j] = exp(sa[j] - ha);
+    for (int j = threadIdx.x; j < n; j += blockDim.x) sb[j] = exp(sb[j] - hb);
+  }
+  if (threadIdx.x < pad) {
+    sb[-1 - static_cast<int>(threadIdx.x)] = one ? 0.0 : -INFINITY;
+    sb[n + threadIdx.x] = one ? 0.0 : -INFINITY;
+  }
+  __syncthreads();
+  for (int k0 = threadIdx.x * small_run; k0 < lr; k0 += blockDim.x * small_run) {
+    // terms j = j_lo .. j_hi reach outputs k0 .. k0 + small_run - 1
+    const int j_lo = k0 - n + 1 > 0 ? k0 - n + 1 : 0;
+    const int j_hi = k0 + small_run - 1 < m - 1 ? k0 + small_run - 1 : m - 1;
+    double w[small_run];  // w[q] = sb[k0 + q - j]
+#pragma unroll
+    for (int q = 0; q < small_run; ++q) w[q] = sb[k0 + q - j_lo];
+    double res[small_run];
+    if (one) {
+      double acc[small_run] = {};
+      for (int j = j_lo; j <= j_hi; ++j) {
+        const double x = sa[j];
+#pragma unroll
+        for (int q = 0; q < small_run; ++q) acc[q] = fma(x, w[q], acc[q]);
+#pragma unroll
+        for (int q = small_run - 1; q > 0; --q) w[q] = w[q - 1];
+        w[0] = sb[k0 - j - 1];
+      }
+#pragma unroll
+      for (int q = 0; q < small_run; ++q) res[q] = acc[q] > 0 ? ha + hb + log(acc[q]) : -INFINITY;
+    } else {
+      // as kernel_log_direct: a running maximum and the sum below it
+      constexpr double cutoff = sizeof(T) == 4 ? -40.0 : -62.0;
+      double top[small_run], sum[small_run];
+#pragma unroll
+      for (int q = 0; q < small_run; ++q) top[q] = -INFINITY, sum[q] = 0;
+      for (int j = j_lo; j <= j_hi; ++j) {
+        const double x = sa[j];
+#pragma unroll
+        for (int q = 0; q < small_run; ++q) {
+          const double v = x + w[q];
+          const double d = v - top[q];  // NaN only for -inf - -inf: skipped
+          if (d > 0) {
+            sum[q] = sum[q] * exp(-d) + 1.0;
+            top[q] = v;
+          } else if (d > cutoff) {
+            sum[q] += exp(d);
+          }
+        }
+#pragma unroll
+        for (int q = small_run - 1; q > 0; --q) w[q] = w[q - 1];
+        w[0] = sb[k0 - j - 1];
+      }
+#pragma unroll
+      for (int q = 0; q < small_run; ++q)
+        res[q] = top[q] == -INFINITY ? -INFINITY : top[q] + log(sum[q]);
+    }
+#pragma unroll
+    for (int q = 0; q < small_run; ++q)
+      if (k0 + q < lr) out[std::int64_t{k0 + q} * incr] = static_cast<T>(res[q]);
+  }
+}
+
 unsigned blocks_for(std::int64_t elements) {
   const std::int64_t b = (elements + threads - 1) / threads;
   return static_cast<unsigned>(b < 65536 ? (b < 1 ? 1 : b) : 65536);
@@ -187,8 +316,7 @@ bool kernel_readable(const void* p, int device, const char* function, const char
 }  // namespace
 
 template <class T>
-bool log_convolve_on_device(const log_problem<T>& x, stream_view stream,
-                            std::vector<std::int64_t>& host_problems) {
+bool log_convolve_on_device(const log_problem<T>& x, stream_view stream) {
   // the stream's device, made current for the launches, or the current device
   const call_scope call(stream);
   const char* f = x.batch > 1 ? "marg::log_convolve_batched" : "marg::log_convolve";
@@ -196,13 +324,25 @@ bool log_convolve_on_device(const log_problem<T>& x, stream_view stream,
   const bool b = kernel_readable(x.b, call.device, f, "b");
   if (!kernel_readable(x.r, call.device, f, "r") || !a || !b) return false;
   const cudaStream_t s = call.stream;
+  const double width = sizeof(T) == 4 ? 20.0 : 300.0;
+  if (std::int64_t{x.m} * x.n <= small_work && x.m + x.n <= small_max_len) {
+    // a run of small_run outputs per thread, from one warp to 256 threads
+    const int runs = (x.m + x.n - 1 + small_run - 1) / small_run;
+    unsigned block = 32;
+    while (block < 256 && block < static_cast<unsigned>(runs)) block *= 2;
+    const std::size_t shared = sizeof(double) * (std::size_t(x.m) + x.n + 2 * small_run);
+    kernel_log_small<T><<<static_cast<unsigned>(x.batch), block, shared, s>>>(
+        x.a, x.m, x.inca, x.stridea, x.b, x.n, x.incb, x.strideb, x.r, x.incr, x.strider);
+    MARG_CHECK_LAUNCH(s);
+    return true;
+  }
   const std::int64_t na = x.stridea == 0 ? 1 : x.batch, nb = x.strideb == 0 ? 1 : x.batch;
   const std::int64_t lr = std::int64_t{x.m} + x.n - 1;
   // the temporaries in one block of stream-ordered device scratch: no managed
   // pages to prefetch or migrate, and no pool lock
   const auto round_up = [](std::int64_t bytes) { return (bytes + 255) / 256 * 256; };
   const std::int64_t top_bytes = round_up((na + nb) * sizeof(double));
-  const std::int64_t kind_bytes = round_up((na + nb) * sizeof(int) + sizeof(int));
+  const std::int64_t kind_bytes = round_up((na + nb) * sizeof(int));
   const std::int64_t pa_bytes = round_up(na * x.m * sizeof(T));
   const std::int64_t pb_bytes = round_up(nb * x.n * sizeof(T));
   const std::int64_t pr_bytes = round_up(x.batch * lr * sizeof(T));
@@ -212,27 +352,25 @@ bool log_convolve_on_device(const log_problem<T>& x, stream_view stream,
   char* base = static_cast<char*>(scratch.data());
   auto* top = reinterpret_cast<double*>(base);
   auto* kind = reinterpret_cast<int*>(base + top_bytes);
-  int* flag = kind + (na + nb);
   auto* pa = reinterpret_cast<T*>(base + top_bytes + kind_bytes);
   auto* pb = reinterpret_cast<T*>(base + top_bytes + kind_bytes + pa_bytes);
   auto* pr = reinterpret_cast<T*>(base + top_bytes + kind_bytes + pa_bytes + pb_bytes);
-  MARG_CUDA_TRY(cudaMemsetAsync(flag, 0, sizeof(int), s));
-  const double width = sizeof(T) == 4 ? 20.0 : 300.0;
   const log_operand<T> oa{x.a, x.m, x.inca, x.stridea, na, top, kind, pa};
   const log_operand<T> ob{x.b, x.n, x.incb, x.strideb, nb, top + na, kind + na, pb};
   // a block per problem, as many threads as the longer operand needs (a
   // power of two from one warp to 1024)
   unsigned block = 32;
   while (block < 1024 && block < static_cast<unsigned>(std::max(x.m, x.n))) block *= 2;
-  kernel_log_prepare<T><<<static_cast<unsigned>(na + nb), block, 0, s>>>(oa, ob, width, flag);
+  kernel_log_prepare<T><<<static_cast<unsigned>(na + nb), block, 0, s>>>(oa, ob, width);
   MARG_CHECK_LAUNCH(s);
-  // every problem runs on the device; those whose operands do not fit one
-  // window are written again by the host path (host_problems)
+  // every problem runs through the linear product; those whose operands do
+  // not fit one window are written again by kernel_log_direct
   const stream_view sv{s};
   convolve_batched<T>(x.m, x.n, pa, 1, x.stridea == 0 ? 0 : x.m, pb, 1, x.strideb == 0 ? 0 : x.n,
                       pr, 1, lr, x.batch, sv);
   kernel_log_unscale<T><<<blocks_for(x.batch * lr), threads, 0, s>>>(
-      pr, lr, x.batch, top, x.stridea == 0, top + na, x.strideb == 0, x.r, x.incr, x.strider);
+      pr, lr, x.batch, top, kind, x.stridea == 0, top + na, kind + na, x.strideb == 0, x.r, x.incr,
+      x.strider);
   MARG_CHECK_LAUNCH(s);
   // the problems that span several windows, again and exactly
   const std::int64_t tiles = (lr + direct_tile - 1) / direct_tile;
@@ -244,24 +382,10 @@ bool log_convolve_on_device(const log_problem<T>& x, stream_view stream,
         first, kind, x.stridea == 0, kind + na, x.strideb == 0);
     MARG_CHECK_LAUNCH(s);
   }
-  // one flag to the host and one wait; the kinds only when a problem needs the host
-  int any = 0;
-  MARG_CUDA_TRY(cudaMemcpyAsync(&any, flag, sizeof(int), cudaMemcpyDeviceToHost, s));
-  MARG_CUDA_TRY(cudaStreamSynchronize(s));
-  host_problems.clear();
-  if (any == 0) return true;
-  std::vector<int> k(static_cast<std::size_t>(na + nb));
-  MARG_CUDA_TRY(cudaMemcpyAsync(k.data(), kind, k.size() * sizeof(int), cudaMemcpyDeviceToHost, s));
-  MARG_CUDA_TRY(cudaStreamSynchronize(s));
-  for (std::int64_t p = 0; p < x.batch; ++p)
-    if (k[x.stridea == 0 ? 0 : p] == bad_value || k[na + (x.strideb == 0 ? 0 : p)] == bad_value)
-      host_problems.push_back(p);
   return true;
 }
 
-template bool log_convolve_on_device<float>(const log_problem<float>&, stream_view,
-                                            std::vector<std::int64_t>&);
-template bool log_convolve_on_device<double>(const log_problem<double>&, stream_view,
-                                             std::vector<std::int64_t>&);
+template bool log_convolve_on_device<float>(const log_problem<float>&, stream_view);
+template bool log_convolve_on_device<double>(const log_problem<double>&, stream_view);
 
 }  // namespace marg::detail::cuda

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
 
 #include <marg/numeric/stream.hpp>
 
@@ -25,16 +24,14 @@ struct log_problem {
   int batch;
 };
 
-/// Runs the batch on the device when every operand is device or managed
-/// memory, and waits for it. A problem whose operands do not each fit one
-/// window is computed directly; one with a NaN or +inf is listed for the
-/// host path (which reports it).
+/// Queues the batch on the stream when every operand is device or managed
+/// memory, without waiting for it. A problem whose operands do not each fit
+/// one window is computed directly; one with a NaN or +inf input gets NaN
+/// outputs, as on the host.
 /// @param x the checked problem (batch >= 1)
 /// @param stream the stream
-/// @param host_problems set to the problems the host path must redo
 /// @return false, having done nothing, when the host path must run the batch
 template <class T>
-bool log_convolve_on_device(const log_problem<T>& x, stream_view stream,
-                            std::vector<std::int64_t>& host_problems);
+bool log_convolve_on_device(const log_problem<T>& x, stream_view stream);
 
 }  // namespace marg::detail::cuda

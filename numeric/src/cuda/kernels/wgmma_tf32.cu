@@ -393,18 +393,7 @@ cudaMemPool_t device_setup() {
 
 }  // namespace
 
-bool wgmma_tf32_available() {
-  // a device's answer never changes: asked once per host thread and device
-  // (two attribute queries and a function query are driver calls, too slow to
-  // repeat on every dispatch)
-  struct memo {
-    int device = -1;
-    bool available = false;
-  };
-  static thread_local memo m;
-  // no driver call with one visible device: the dispatch asks on every launch
-  const int dev = current_device_id();
-  if (m.device == dev) return m.available;
+bool wgmma_tf32_available(int dev) {
   int major = 0, minor = 0;
   MARG_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
   MARG_CUDA_TRY(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
@@ -419,7 +408,6 @@ bool wgmma_tf32_available() {
       available = attr.numRegs >= 3 * shp::acc;
     }
   }
-  m = {dev, available};
   return available;
 }
 

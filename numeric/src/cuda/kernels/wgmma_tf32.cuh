@@ -13,10 +13,12 @@
 
 namespace marg::detail::cuda {
 
-/// Whether the current device runs the wgmma kernel: a device of compute
-/// capability 9.0 that loads the sm_90a machine code (not the stub).
+/// Whether device `device` runs the wgmma kernel: compute capability 9.0 and
+/// the sm_90a machine code loaded (not the stub). Driver calls: read it from
+/// current_device_features(), which asks once per thread and device.
+/// @param device a device index (the current device)
 /// @return true when launch_wgmma_tf32 may be used
-bool wgmma_tf32_available();
+bool wgmma_tf32_available(int device);
 
 /// Whether the wgmma variant computes `c`: available, and the partial-tile
 /// workspace of its split (batch x units x 32 KiB) stays under 256 MiB.
