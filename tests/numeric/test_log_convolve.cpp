@@ -204,7 +204,8 @@ TEMPLATE_TEST_CASE("log_convolve: pool memory operands", "[numeric][log]", MARG_
   expect_log_close(pr.to_vector(), 1, ref_log_convolve(a, b));
 }
 
-// On the CUDA backend small problems (m n up to 65536) are one kernel and
+// On the CUDA backend small problems (m n up to 65536) are one kernel (a
+// warp per problem up to 256 outputs, else a block per problem) and
 // larger ones the scaled linear product with a direct pass for wide spans:
 // both, with every kind of problem in one batch, in pool memory
 TEMPLATE_TEST_CASE("log_convolve: pool memory batches of small and large problems",
@@ -212,7 +213,8 @@ TEMPLATE_TEST_CASE("log_convolve: pool memory batches of small and large problem
   using T = typename TestType::T;
   MARG_RANDOM_CASE(TestType);
   const T inf = std::numeric_limits<T>::infinity();
-  for (const auto& [m, n] : {std::pair{40, 57}, std::pair{1, 200}, std::pair{300, 310}}) {
+  for (const auto& [m, n] : {std::pair{40, 57}, std::pair{1, 200}, std::pair{100, 400},
+                             std::pair{1500, 2}, std::pair{300, 310}}) {
     // problems: one window, a wide span with holes, a NaN in a, a's all -inf,
     // +inf in b, a narrow span of float-sized width 25
     constexpr int batch = 6;

@@ -179,108 +179,156 @@ __global__ void __launch_bounds__(direct_tile)
     r[p * strider + k * incr] = static_cast<T>(top == -INFINITY ? -INFINITY : top + log(sum));
 }
 
-// Small problems, one kernel: a block per problem reads both operands into
-// shared memory (as double), finds their extents, and either scales them by
-// their largest values and multiplies directly in double (both fit one
+// Small problems, one kernel: a warp per problem (eight to a block) when it
+// has at most small_warp_outputs outputs, else a block per problem, reads
+// both operands into shared memory, finds their extents, and either scales
+// them by their largest values and multiplies directly (both fit one
 // window) or runs the online log-sum-exp of kernel_log_direct per output.
 // Each thread computes `small_run` consecutive outputs: the b values of the
 // run slide through registers, one shared load of a and one of b per
-// `small_run` multiply-adds. Shared memory: m + n + 2 small_run doubles, b
-// padded on both sides so that no index needs a bounds check. The window is
-// double's for both types: the products are summed in double, so scaled
-// values down to exp(-300) and their products (exp(-600)) stay normal.
+// `small_run` multiply-adds, summed in T as the linear kernels sum. The
+// window keeps every product normal in T: exp(-40)^2 in float, exp(-300)^2
+// in double.
 constexpr int small_run = 4;
-constexpr double small_width = 300.0;
+template <class T>
+constexpr double small_width = sizeof(T) == 4 ? 40.0 : 300.0;
 // the largest m x n of kernel_log_small: beyond it one block per problem
 // leaves too many multiply-adds on one multiprocessor
 constexpr std::int64_t small_work = 65536;
 constexpr int small_max_len = 2048;  // m + n: the shared memory bound
+// a warp per problem up to two runs per lane; more outputs take a block,
+// whose threads share the problem's work
+constexpr int small_warp_outputs = 2 * 32 * small_run;
+constexpr int small_warps_per_block = 8;
 
-// the largest and smallest finite value of x[0 .. len) (stride inc) into
-// `raw`, and whether one is NaN or +inf; the block's threads together
+// A problem's shared memory: a at logical places 0 .. m - 1, then b with
+// `small_run` pad places on both sides (zeros or -inf, so that no index
+// needs a bounds check). Logical place i is stored at i + i / 4: the lanes
+// of a warp read places 4 apart, which the skew spreads over distinct banks.
+__host__ __device__ constexpr int skew(int i) {
+  return i + (i >> 2);
+}
+__host__ __device__ constexpr int small_places(int m, int n) {
+  return skew(m + n + 2 * small_run - 1) + 1;
+}
+
+// `v` combined over the problem's threads: a warp's shuffles, or the
+// block's (block_reduce) when a block holds one problem
+template <bool per_warp, class Op>
+__device__ double group_reduce(double v, double* shared, Op op) {
+  if constexpr (per_warp) {
+    for (int o = 16; o > 0; o /= 2) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+  } else {
+    return block_reduce(v, shared, op);
+  }
+}
+
+template <bool per_warp>
+__device__ void group_sync() {
+  if constexpr (per_warp)
+    __syncwarp();
+  else
+    __syncthreads();
+}
+
+// x[0 .. len) (stride inc) into places first .. first + len - 1 of `s`, with
+// the largest and smallest finite value and whether one is NaN or +inf;
+// thread t of the g sharing a problem
 template <class T>
-__device__ void load_extent(const T* x, int len, int inc, double* raw, double& hi, double& lo,
-                            double& bad) {
-  for (int j = threadIdx.x; j < len; j += blockDim.x) {
-    const double v = x[std::int64_t{j} * inc];
-    raw[j] = v;
-    if (isnan(v) || v == INFINITY) bad = 1;
-    if (v != -INFINITY) {
-      hi = fmax(hi, v);
-      lo = fmin(lo, v);
+__device__ void load_extent(const T* x, int len, int inc, int t, int g, T* s, int first, double& hi,
+                            double& lo, double& bad) {
+  for (int j = t; j < len; j += g) {
+    const T v = x[std::int64_t{j} * inc];
+    s[skew(first + j)] = v;
+    if (isnan(v) || v == static_cast<T>(INFINITY)) bad = 1;
+    if (v != static_cast<T>(-INFINITY)) {
+      hi = fmax(hi, static_cast<double>(v));
+      lo = fmin(lo, static_cast<double>(v));
     }
   }
 }
 
-template <class T>
+template <class T, bool per_warp>
 __global__ void kernel_log_small(const T* a, int m, int inca, std::int64_t stridea, const T* b,
                                  int n, int incb, std::int64_t strideb, T* r, int incr,
-                                 std::int64_t strider) {
-  extern __shared__ double small_shared[];
+                                 std::int64_t strider, int batch) {
+  extern __shared__ __align__(16) unsigned char small_shared[];
   __shared__ double reduce_shared[32];
   constexpr int pad = small_run;
-  double* sa = small_shared;
-  double* sb = small_shared + m + pad;  // sb[-pad .. n + pad)
-  const std::int64_t p = blockIdx.x;
+  const int g = per_warp ? 32 : static_cast<int>(blockDim.x);  // threads per problem
+  const int t = per_warp ? static_cast<int>(threadIdx.x % 32) : static_cast<int>(threadIdx.x);
+  const int slot = per_warp ? static_cast<int>(threadIdx.x / 32) : 0;
+  const std::int64_t p =
+      per_warp ? std::int64_t{blockIdx.x} * small_warps_per_block + slot : std::int64_t{blockIdx.x};
+  // a whole warp leaves together; the per-warp form has no block barrier
+  if (p >= batch) return;
+  T* s = reinterpret_cast<T*>(small_shared) + std::int64_t{slot} * small_places(m, n);
+  const int b0 = m + pad;  // the place of b_0
   double ha = -INFINITY, la = INFINITY, hb = -INFINITY, lb = INFINITY, bad = 0;
-  load_extent(a + p * stridea, m, inca, sa, ha, la, bad);
-  load_extent(b + p * strideb, n, incb, sb, hb, lb, bad);
+  load_extent(a + p * stridea, m, inca, t, g, s, 0, ha, la, bad);
+  load_extent(b + p * strideb, n, incb, t, g, s, b0, hb, lb, bad);
   const auto max_op = [](double u, double v) { return fmax(u, v); };
   const auto min_op = [](double u, double v) { return fmin(u, v); };
-  ha = block_reduce(ha, reduce_shared, max_op);
-  hb = block_reduce(hb, reduce_shared, max_op);
-  la = block_reduce(la, reduce_shared, min_op);
-  lb = block_reduce(lb, reduce_shared, min_op);
-  bad = block_reduce(bad, reduce_shared, max_op);
+  ha = group_reduce<per_warp>(ha, reduce_shared, max_op);
+  hb = group_reduce<per_warp>(hb, reduce_shared, max_op);
+  la = group_reduce<per_warp>(la, reduce_shared, min_op);
+  lb = group_reduce<per_warp>(lb, reduce_shared, min_op);
+  bad = group_reduce<per_warp>(bad, reduce_shared, max_op);
   const int lr = m + n - 1;
   T* out = r + p * strider;
   if (bad != 0 || ha == -INFINITY || hb == -INFINITY) {
     const T v = bad != 0 ? static_cast<T>(NAN) : static_cast<T>(-INFINITY);
-    for (int k = threadIdx.x; k < lr; k += blockDim.x) out[std::int64_t{k} * incr] = v;
+    for (int k = t; k < lr; k += g) out[std::int64_t{k} * incr] = v;
     return;
   }
-  const bool one = ha - la <= small_width && hb - lb <= small_width;
+  const bool one = ha - la <= small_width<T> && hb - lb <= small_width<T>;
   // scaled values (a pad of zeros) or log values (a pad of -inf)
   if (one) {
-    for (int j = threadIdx.x; j < m; j += blockDim.x) sa[j] = exp(sa[j] - ha);
-    for (int j = threadIdx.x; j < n; j += blockDim.x) sb[j] = exp(sb[j] - hb);
+    for (int j = t; j < m; j += g)
+      s[skew(j)] = exp(s[skew(j)] - static_cast<T>(ha));  // ha is an input value: exact in T
+    for (int j = t; j < n; j += g) s[skew(b0 + j)] = exp(s[skew(b0 + j)] - static_cast<T>(hb));
   }
-  if (threadIdx.x < pad) {
-    sb[-1 - static_cast<int>(threadIdx.x)] = one ? 0.0 : -INFINITY;
-    sb[n + threadIdx.x] = one ? 0.0 : -INFINITY;
+  if (t < pad) {
+    const T fill = one ? T(0) : static_cast<T>(-INFINITY);
+    s[skew(b0 - 1 - t)] = fill;
+    s[skew(b0 + n + t)] = fill;
   }
-  __syncthreads();
-  for (int k0 = threadIdx.x * small_run; k0 < lr; k0 += blockDim.x * small_run) {
+  group_sync<per_warp>();
+  for (int k0 = t * small_run; k0 < lr; k0 += g * small_run) {
     // terms j = j_lo .. j_hi reach outputs k0 .. k0 + small_run - 1
     const int j_lo = k0 - n + 1 > 0 ? k0 - n + 1 : 0;
     const int j_hi = k0 + small_run - 1 < m - 1 ? k0 + small_run - 1 : m - 1;
-    double w[small_run];  // w[q] = sb[k0 + q - j]
+    T w[small_run];  // w[q] = b_{k0 + q - j}
 #pragma unroll
-    for (int q = 0; q < small_run; ++q) w[q] = sb[k0 + q - j_lo];
+    for (int q = 0; q < small_run; ++q) w[q] = s[skew(b0 + k0 + q - j_lo)];
     double res[small_run];
     if (one) {
-      double acc[small_run] = {};
+      T acc[small_run] = {};
+      // unrolled by the run length, the register shifts become renames
+#pragma unroll small_run
       for (int j = j_lo; j <= j_hi; ++j) {
-        const double x = sa[j];
+        const T x = s[skew(j)];
 #pragma unroll
         for (int q = 0; q < small_run; ++q) acc[q] = fma(x, w[q], acc[q]);
 #pragma unroll
         for (int q = small_run - 1; q > 0; --q) w[q] = w[q - 1];
-        w[0] = sb[k0 - j - 1];
+        w[0] = s[skew(b0 + k0 - j - 1)];
       }
 #pragma unroll
-      for (int q = 0; q < small_run; ++q) res[q] = acc[q] > 0 ? ha + hb + log(acc[q]) : -INFINITY;
+      for (int q = 0; q < small_run; ++q)
+        res[q] = acc[q] > T(0) ? ha + hb + static_cast<double>(log(acc[q])) : -INFINITY;
     } else {
-      // as kernel_log_direct: a running maximum and the sum below it
+      // as kernel_log_direct: a running maximum and the sum below it, in double
       constexpr double cutoff = sizeof(T) == 4 ? -40.0 : -62.0;
       double top[small_run], sum[small_run];
 #pragma unroll
       for (int q = 0; q < small_run; ++q) top[q] = -INFINITY, sum[q] = 0;
       for (int j = j_lo; j <= j_hi; ++j) {
-        const double x = sa[j];
+        const double x = s[skew(j)];
 #pragma unroll
         for (int q = 0; q < small_run; ++q) {
-          const double v = x + w[q];
+          const double v = x + static_cast<double>(w[q]);
           const double d = v - top[q];  // NaN only for -inf - -inf: skipped
           if (d > 0) {
             sum[q] = sum[q] * exp(-d) + 1.0;
@@ -291,7 +339,7 @@ __global__ void kernel_log_small(const T* a, int m, int inca, std::int64_t strid
         }
 #pragma unroll
         for (int q = small_run - 1; q > 0; --q) w[q] = w[q - 1];
-        w[0] = sb[k0 - j - 1];
+        w[0] = s[skew(b0 + k0 - j - 1)];
       }
 #pragma unroll
       for (int q = 0; q < small_run; ++q)
@@ -308,9 +356,9 @@ unsigned blocks_for(std::int64_t elements) {
   return static_cast<unsigned>(b < 65536 ? (b < 1 ? 1 : b) : 65536);
 }
 
-// kernels can read device and managed memory; plain host memory needs the host path
-bool kernel_readable(const void* p, int device, const char* function, const char* operand) {
-  return operand_kind(p, device, function, operand) != memory_kind::host;
+// elements spanned by a strided batched operand
+std::int64_t extent(std::int64_t len, int inc, std::int64_t stride, std::int64_t count) {
+  return (count - 1) * stride + (len - 1) * inc + 1;
 }
 
 }  // namespace
@@ -320,24 +368,44 @@ bool log_convolve_on_device(const log_problem<T>& x, stream_view stream) {
   // the stream's device, made current for the launches, or the current device
   const call_scope call(stream);
   const char* f = x.batch > 1 ? "marg::log_convolve_batched" : "marg::log_convolve";
-  const bool a = kernel_readable(x.a, call.device, f, "a");
-  const bool b = kernel_readable(x.b, call.device, f, "b");
-  if (!kernel_readable(x.r, call.device, f, "r") || !a || !b) return false;
+  const memory_kind ka = operand_kind(x.a, call.device, f, "a");
+  const memory_kind kb = operand_kind(x.b, call.device, f, "b");
+  const memory_kind kr = operand_kind(x.r, call.device, f, "r");
+  // kernels can read device and managed memory; plain host memory needs the host path
+  if (ka == memory_kind::host || kb == memory_kind::host || kr == memory_kind::host) return false;
   const cudaStream_t s = call.stream;
-  const double width = sizeof(T) == 4 ? 20.0 : 300.0;
-  if (std::int64_t{x.m} * x.n <= small_work && x.m + x.n <= small_max_len) {
-    // a run of small_run outputs per thread, from one warp to 256 threads
-    const int runs = (x.m + x.n - 1 + small_run - 1) / small_run;
-    unsigned block = 32;
-    while (block < 256 && block < static_cast<unsigned>(runs)) block *= 2;
-    const std::size_t shared = sizeof(double) * (std::size_t(x.m) + x.n + 2 * small_run);
-    kernel_log_small<T><<<static_cast<unsigned>(x.batch), block, shared, s>>>(
-        x.a, x.m, x.inca, x.stridea, x.b, x.n, x.incb, x.strideb, x.r, x.incr, x.strider);
-    MARG_CHECK_LAUNCH(s);
-    return true;
-  }
   const std::int64_t na = x.stridea == 0 ? 1 : x.batch, nb = x.strideb == 0 ? 1 : x.batch;
   const std::int64_t lr = std::int64_t{x.m} + x.n - 1;
+  // managed pages resident on the device before the kernels touch them
+  const auto resident = [&](const void* p, memory_kind k, std::int64_t elements) {
+    if (k == memory_kind::managed)
+      prefetch_managed(p, static_cast<std::size_t>(elements) * sizeof(T), true, s);
+  };
+  resident(x.a, ka, extent(x.m, x.inca, x.stridea, na));
+  resident(x.b, kb, extent(x.n, x.incb, x.strideb, nb));
+  resident(x.r, kr, extent(lr, x.incr, x.strider, x.batch));
+  const double width = sizeof(T) == 4 ? 20.0 : 300.0;
+  if (std::int64_t{x.m} * x.n <= small_work && x.m + x.n <= small_max_len) {
+    const std::size_t per_problem = sizeof(T) * static_cast<std::size_t>(small_places(x.m, x.n));
+    if (lr <= small_warp_outputs) {
+      const auto blocks = (x.batch + small_warps_per_block - 1) / small_warps_per_block;
+      kernel_log_small<T, true><<<static_cast<unsigned>(blocks), 32 * small_warps_per_block,
+                                  small_warps_per_block * per_problem, s>>>(
+          x.a, x.m, x.inca, x.stridea, x.b, x.n, x.incb, x.strideb, x.r, x.incr, x.strider,
+          x.batch);
+    } else {
+      // a run of small_run outputs per thread, up to 256 threads
+      const std::int64_t runs = (lr + small_run - 1) / small_run;
+      unsigned block = 64;
+      while (block < 256 && block < runs) block *= 2;
+      kernel_log_small<T, false><<<static_cast<unsigned>(x.batch), block, per_problem, s>>>(
+          x.a, x.m, x.inca, x.stridea, x.b, x.n, x.incb, x.strideb, x.r, x.incr, x.strider,
+          x.batch);
+    }
+    MARG_CHECK_LAUNCH(s);
+    mark_enqueued(s);  // host access to the outputs waits for the stream
+    return true;
+  }
   // the temporaries in one block of stream-ordered device scratch: no managed
   // pages to prefetch or migrate, and no pool lock
   const auto round_up = [](std::int64_t bytes) { return (bytes + 255) / 256 * 256; };
@@ -382,6 +450,7 @@ bool log_convolve_on_device(const log_problem<T>& x, stream_view stream) {
         first, kind, x.stridea == 0, kind + na, x.strideb == 0);
     MARG_CHECK_LAUNCH(s);
   }
+  mark_enqueued(s);  // host access to the outputs waits for the stream
   return true;
 }
 
