@@ -24,12 +24,15 @@
 /// backend, batches included.
 ///
 /// Pointers may be host, pool (managed) or device memory, as for
-/// marg::convolve. On the CUDA backend with device or managed operands that
-/// fit one window each, everything runs on the device, ordered on the stream;
-/// otherwise the scaling passes and the run-pair products run on the host and
-/// the call returns with the outputs written. The gradients always scale on
-/// the host. Arguments are checked as for marg::convolve
-/// (marg::invalid_argument).
+/// marg::convolve. On the CUDA backend with device or managed operands the
+/// forward product runs on the device, ordered on the stream without a wait
+/// (as marg::convolve; marg::array's host access waits for it): operands
+/// that span more than one window are summed there directly, with a running
+/// log-sum-exp in double, and a NaN or +inf input gives NaN outputs there
+/// too. With a host-memory operand the scaling passes and the run-pair
+/// products run on the host and the call returns with the outputs written.
+/// The gradients always scale on the host. Arguments are checked as for
+/// marg::convolve (marg::invalid_argument).
 #pragma once
 
 #include <cstdint>
