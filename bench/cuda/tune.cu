@@ -241,7 +241,7 @@ int main(int argc, char** argv) {
         std::ifstream in(wisdom);
         std::stringstream text;
         text << in.rdbuf();
-        marg::import_wisdom(text.str());
+        marg::import_wisdom_text(text.str());
       }
       return check(check_count, seed, out, command.str());
     }
@@ -262,7 +262,7 @@ int main(int argc, char** argv) {
     cuda_ok(cudaGetDevice(&device), "cudaGetDevice");
     cuda_ok(cudaGetDeviceProperties(&p, device), "cudaGetDeviceProperties");
     cuda_ok(cudaDriverGetVersion(&driver), "cudaDriverGetVersion");
-    const std::string w = marg::export_wisdom();
+    const std::string w = marg::wisdom_text();
     // the format's header line first (import_wisdom checks it), then ours
     const std::size_t eol = w.find('\n') + 1;
     const std::time_t now = std::time(nullptr);

@@ -8,7 +8,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <random>
+#include <sstream>
 #include <stdexcept>
 #include <stop_token>
 #include <string>
@@ -202,18 +205,28 @@ void backends() {
 }
 
 void planner() {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "marg-guide-snippet.wisdom").string();
   // [snippet: wisdom]
-  marg::set_planner_mode(marg::planner_mode::measure);  // or MARG_PLANNER=measure
+  marg::set_planner_mode(marg::planner_mode::measure);  // or MARG_PLAN=measure
   // ... run the model: the first product of each shape class times every
   // variant that can run it (a few launches each, waiting for them) and keeps
   // the fastest; later products of the class use it at no cost ...
-  const std::string wisdom = marg::export_wisdom();  // save it with the model
-  // in a later process, on the same kind of device:
-  marg::import_wisdom(wisdom);  // deterministic again, measured choices
+  marg::export_wisdom(path);  // path: a file kept with the model
+  // in a later process, on the same kind of device (estimate mode, the
+  // default: deterministic again, with the measured choices):
+  marg::import_wisdom(path);
   // [end]
-  expect(wisdom.rfind("# libmarg wisdom 1\n", 0) == 0, "export_wisdom's header");
-  expect(marg::export_wisdom() == wisdom, "import_wisdom of export_wisdom");
-  marg::set_planner_mode(marg::planner_mode::deterministic);
+  const std::string wisdom = marg::wisdom_text();
+  expect(wisdom.rfind("# libmarg wisdom 1\n", 0) == 0, "wisdom_text's header");
+  std::ifstream file(path);
+  std::ostringstream written;
+  written << file.rdbuf();
+  expect(written.str() == wisdom, "export_wisdom writes wisdom_text");
+  marg::import_wisdom(path);
+  expect(marg::wisdom_text() == wisdom, "import_wisdom of export_wisdom");
+  std::remove(path.c_str());
+  marg::set_planner_mode(marg::planner_mode::estimate);
   marg::forget_wisdom();
 }
 

@@ -170,39 +170,52 @@ const char* marg_cuda_unusable_reason(void) {
 marg_status marg_set_planner_mode(marg_planner_mode mode) {
   return guarded([&] {
     MARG_EXPECTS(
-        mode == MARG_PLANNER_DETERMINISTIC || mode == MARG_PLANNER_MEASURE,
+        mode == MARG_PLANNER_ESTIMATE || mode == MARG_PLANNER_MEASURE,
         marg::detail::bad_argument("marg_set_planner_mode", "mode", static_cast<std::int64_t>(mode),
-                                   "MARG_PLANNER_DETERMINISTIC or _MEASURE"));
+                                   "MARG_PLANNER_ESTIMATE or _MEASURE"));
     marg::set_planner_mode(mode == MARG_PLANNER_MEASURE ? marg::planner_mode::measure
-                                                        : marg::planner_mode::deterministic);
+                                                        : marg::planner_mode::estimate);
   });
 }
 
 marg_status marg_get_planner_mode(marg_planner_mode* mode) {
   return guarded([&] {
     MARG_EXPECTS(mode != nullptr, std::string("marg_get_planner_mode: mode is null"));
-    *mode = marg::current_planner_mode() == marg::planner_mode::measure
-                ? MARG_PLANNER_MEASURE
-                : MARG_PLANNER_DETERMINISTIC;
+    *mode = marg::current_planner_mode() == marg::planner_mode::measure ? MARG_PLANNER_MEASURE
+                                                                        : MARG_PLANNER_ESTIMATE;
   });
 }
 
-marg_status marg_export_wisdom(char* text, size_t capacity, size_t* length) {
+marg_status marg_export_wisdom(const char* path) {
   return guarded([&] {
-    MARG_EXPECTS(length != nullptr, std::string("marg_export_wisdom: length is null"));
-    const std::string w = marg::export_wisdom();
+    MARG_EXPECTS(path != nullptr, std::string("marg_export_wisdom: path is null"));
+    marg::export_wisdom(path);
+  });
+}
+
+marg_status marg_import_wisdom(const char* path) {
+  return guarded([&] {
+    MARG_EXPECTS(path != nullptr, std::string("marg_import_wisdom: path is null"));
+    marg::import_wisdom(path);
+  });
+}
+
+marg_status marg_export_wisdom_text(char* text, size_t capacity, size_t* length) {
+  return guarded([&] {
+    MARG_EXPECTS(length != nullptr, std::string("marg_export_wisdom_text: length is null"));
+    const std::string w = marg::wisdom_text();
     *length = w.size();
     MARG_EXPECTS(text != nullptr && capacity > w.size(),
-                 "marg_export_wisdom: the text needs " + std::to_string(w.size() + 1) +
+                 "marg_export_wisdom_text: the text needs " + std::to_string(w.size() + 1) +
                      " bytes with its terminating 0, capacity is " + std::to_string(capacity));
     std::memcpy(text, w.c_str(), w.size() + 1);
   });
 }
 
-marg_status marg_import_wisdom(const char* text) {
+marg_status marg_import_wisdom_text(const char* text) {
   return guarded([&] {
-    MARG_EXPECTS(text != nullptr, std::string("marg_import_wisdom: text is null"));
-    marg::import_wisdom(text);
+    MARG_EXPECTS(text != nullptr, std::string("marg_import_wisdom_text: text is null"));
+    marg::import_wisdom_text(text);
   });
 }
 

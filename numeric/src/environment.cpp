@@ -24,7 +24,7 @@ const char* name_of(env_var v) {
     case env_var::backend:
       return "MARG_BACKEND";
     case env_var::planner:
-      return "MARG_PLANNER";
+      return "MARG_PLAN";
     case env_var::count:
       break;
   }
@@ -71,12 +71,12 @@ env_setting parse(env_var v) {
         bad("automatic, cpu or cuda");
       break;
     case env_var::planner:
-      if (text == "deterministic")
+      if (text == "estimate")
         s.value = 0;
       else if (text == "measure")
         s.value = 1;
       else
-        bad("deterministic or measure");
+        bad("estimate or measure");
       break;
     case env_var::count:
       break;

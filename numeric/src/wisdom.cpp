@@ -1,5 +1,5 @@
 // Wisdom (numeric/planner.hpp): the table, its text form, the planner mode
-// and the environment variables MARG_PLANNER and MARG_WISDOM. Plain C++ in
+// and the environment variables MARG_PLAN and MARG_WISDOM. Plain C++ in
 // every build, so that wisdom files can be read and checked without a GPU.
 #include <marg/numeric/error.hpp>
 #include <marg/numeric/planner.hpp>
@@ -9,11 +9,14 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -116,7 +119,8 @@ std::vector<std::pair<wisdom_key, wisdom_entry>> parse(const std::string& text, 
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (!seen_header) {
       MARG_EXPECTS(line == header, std::string(f) + ": line 1 is '" + line + "', not the header '" +
-                                       header + "' (text that marg::export_wisdom wrote)");
+                                       header +
+                                       "' (what marg::export_wisdom or marg::wisdom_text wrote)");
       seen_header = true;
       continue;
     }
@@ -139,6 +143,27 @@ void add(const std::vector<std::pair<wisdom_key, wisdom_entry>>& entries) {
   if (!t.entries.empty()) held.store(true);
 }
 
+// writes `text` to the file `path`, replacing it; false when it cannot
+bool write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  return !out.fail();
+}
+
+// the text of the file `path`; nullopt when it cannot be read (a directory
+// opens as a stream on Linux but reads nothing)
+std::optional<std::string> read_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return std::nullopt;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();  // an empty file sets failbit on text only: still read
+  if (in.bad()) return std::nullopt;
+  return text.str();
+}
+
 std::string wisdom_path() {
   const char* p = std::getenv("MARG_WISDOM");
   return p == nullptr ? std::string() : std::string(p);
@@ -153,9 +178,7 @@ void write_back() {
     if (!t.measured) return;
   }
   const std::string path = wisdom_path();
-  std::ofstream out(path, std::ios::trunc);
-  out << marg::export_wisdom();
-  if (!out)
+  if (!write_file(path, marg::wisdom_text()))
     std::fprintf(stderr, "libmarg: could not write wisdom to MARG_WISDOM = '%s'\n", path.c_str());
 }
 
@@ -165,11 +188,12 @@ void import_environment() {
   const std::string path = wisdom_path();
   if (path.empty()) return;
   std::atexit(write_back);
-  std::ifstream in(path);
-  if (!in) return;  // not written yet: measure mode creates it
-  std::stringstream text;
-  text << in.rdbuf();
-  add(parse(text.str(), ("environment variable MARG_WISDOM = '" + path + "'").c_str()));
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return;  // not written yet: measure mode creates it
+  const std::string what = "environment variable MARG_WISDOM = '" + path + "'";
+  const std::optional<std::string> text = read_file(path);
+  MARG_EXPECTS(text.has_value(), what + ": cannot read the file");
+  add(parse(*text, what.c_str()));
 }
 
 }  // namespace
@@ -213,17 +237,17 @@ void wisdom_store(const wisdom_key& k, const wisdom_entry& e) {
 namespace marg {
 
 void set_planner_mode(planner_mode mode) {
-  MARG_EXPECTS(mode == planner_mode::deterministic || mode == planner_mode::measure,
+  MARG_EXPECTS(mode == planner_mode::estimate || mode == planner_mode::measure,
                "marg::set_planner_mode: mode is not a planner_mode");
   detail::env_override(detail::env_var::planner);
   detail::mode_set.store(static_cast<int>(mode));
 }
 
 planner_mode current_planner_mode() {
-  return detail::planner_measures() ? planner_mode::measure : planner_mode::deterministic;
+  return detail::planner_measures() ? planner_mode::measure : planner_mode::estimate;
 }
 
-std::string export_wisdom() {
+std::string wisdom_text() {
   detail::table& t = detail::wisdom();
   const std::lock_guard<std::mutex> lock(t.mutex);
   std::string s = std::string(detail::header) + '\n' + detail::columns + '\n';
@@ -231,8 +255,19 @@ std::string export_wisdom() {
   return s;
 }
 
-void import_wisdom(const std::string& text) {
-  detail::add(detail::parse(text, "marg::import_wisdom"));
+void import_wisdom_text(const std::string& text) {
+  detail::add(detail::parse(text, "marg::import_wisdom_text"));
+}
+
+void export_wisdom(const std::string& path) {
+  const bool written = detail::write_file(path, wisdom_text());
+  MARG_EXPECTS(written, "marg::export_wisdom: cannot write the file '" + path + "'");
+}
+
+void import_wisdom(const std::string& path) {
+  const std::optional<std::string> text = detail::read_file(path);
+  MARG_EXPECTS(text.has_value(), "marg::import_wisdom: cannot read the file '" + path + "'");
+  detail::add(detail::parse(*text, ("marg::import_wisdom: '" + path + "'").c_str()));
 }
 
 void forget_wisdom() {

@@ -402,8 +402,8 @@ static void check_graph(int gpu) {
   free(c.r);
 }
 
-/* the planner mode and wisdom text; the expected text is the format's
- * specification (numeric/planner.hpp), written out */
+/* the planner mode, wisdom text and wisdom files; the expected text is the
+ * format's specification (numeric/planner.hpp), written out */
 static void check_wisdom(void) {
   static const char entry[] =
       "# libmarg wisdom 1\n90 132 hopper float convolution 17 17 1 aligned mma 2.5\n";
@@ -411,34 +411,73 @@ static void check_wisdom(void) {
       "# libmarg wisdom 1\n# capability multiprocessors features type product taps outputs "
       "problems operands variant microseconds\n90 132 hopper float convolution 17 17 1 aligned "
       "mma 2.500\n";
+  static const char file[] = MARG_TEST_WISDOM_FILE;
+  static const char nowhere[] = MARG_TEST_WISDOM_FILE "-no-such-folder/w.txt";
   char text[512], tiny[8];
   size_t length = 0;
+  FILE* f = NULL;
   marg_planner_mode mode = MARG_PLANNER_MEASURE;
   CHECK(marg_forget_wisdom() == MARG_SUCCESS);
-  CHECK(marg_get_planner_mode(&mode) == MARG_SUCCESS && mode == MARG_PLANNER_DETERMINISTIC);
+  CHECK(marg_get_planner_mode(&mode) == MARG_SUCCESS && mode == MARG_PLANNER_ESTIMATE);
   CHECK(marg_set_planner_mode(MARG_PLANNER_MEASURE) == MARG_SUCCESS);
   CHECK(marg_get_planner_mode(&mode) == MARG_SUCCESS && mode == MARG_PLANNER_MEASURE);
   CHECK(marg_set_planner_mode((marg_planner_mode)5) == MARG_ERROR_INVALID_ARGUMENT);
   CHECK(message_has("mode = 5"));
-  CHECK(marg_set_planner_mode(MARG_PLANNER_DETERMINISTIC) == MARG_SUCCESS);
+  CHECK(marg_set_planner_mode(MARG_PLANNER_ESTIMATE) == MARG_SUCCESS);
+  CHECK(marg_get_planner_mode(&mode) == MARG_SUCCESS && mode == MARG_PLANNER_ESTIMATE);
   CHECK(marg_get_planner_mode(NULL) == MARG_ERROR_INVALID_ARGUMENT);
-  CHECK(marg_import_wisdom(entry) == MARG_SUCCESS);
+  CHECK(marg_import_wisdom_text(entry) == MARG_SUCCESS);
   /* too small: the length needed, and an error */
-  CHECK(marg_export_wisdom(tiny, sizeof tiny, &length) == MARG_ERROR_INVALID_ARGUMENT);
+  CHECK(marg_export_wisdom_text(tiny, sizeof tiny, &length) == MARG_ERROR_INVALID_ARGUMENT);
   CHECK(length == strlen(want));
-  CHECK(marg_export_wisdom(NULL, 0, &length) == MARG_ERROR_INVALID_ARGUMENT);
-  CHECK(marg_export_wisdom(text, sizeof text, NULL) == MARG_ERROR_INVALID_ARGUMENT);
-  CHECK(marg_export_wisdom(text, sizeof text, &length) == MARG_SUCCESS);
+  CHECK(marg_export_wisdom_text(NULL, 0, &length) == MARG_ERROR_INVALID_ARGUMENT);
+  CHECK(marg_export_wisdom_text(text, sizeof text, NULL) == MARG_ERROR_INVALID_ARGUMENT);
+  CHECK(marg_export_wisdom_text(text, sizeof text, &length) == MARG_SUCCESS);
   CHECK(length == strlen(want) && strcmp(text, want) == 0);
   /* a bad line: named, nothing imported */
-  CHECK(marg_import_wisdom("# libmarg wisdom 1\n90 132 hopper float convolution 17 17 1 aligned "
-                           "mma 1\nnot wisdom\n") == MARG_ERROR_INVALID_ARGUMENT);
+  CHECK(marg_import_wisdom_text("# libmarg wisdom 1\n90 132 hopper float convolution 17 17 1 "
+                                "aligned mma 1\nnot wisdom\n") == MARG_ERROR_INVALID_ARGUMENT);
   CHECK(message_has("line 3"));
-  CHECK(marg_import_wisdom(NULL) == MARG_ERROR_INVALID_ARGUMENT);
-  CHECK(marg_export_wisdom(text, sizeof text, &length) == MARG_SUCCESS && strcmp(text, want) == 0);
+  CHECK(marg_import_wisdom_text(NULL) == MARG_ERROR_INVALID_ARGUMENT);
+  CHECK(marg_export_wisdom_text(text, sizeof text, &length) == MARG_SUCCESS &&
+        strcmp(text, want) == 0);
+
+  /* the file: exactly the text, read back after forgetting */
+  CHECK(marg_export_wisdom(file) == MARG_SUCCESS);
+  memset(text, 0, sizeof text);
+  f = fopen(file, "rb");
+  CHECK(f != NULL);
+  if (f != NULL) {
+    length = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    CHECK(length == strlen(want) && strcmp(text, want) == 0);
+  }
   CHECK(marg_forget_wisdom() == MARG_SUCCESS);
-  CHECK(marg_export_wisdom(text, sizeof text, &length) == MARG_SUCCESS);
+  CHECK(marg_export_wisdom_text(text, sizeof text, &length) == MARG_SUCCESS);
   CHECK(strchr(text, '9') == NULL);
+  CHECK(marg_import_wisdom(file) == MARG_SUCCESS);
+  CHECK(marg_export_wisdom_text(text, sizeof text, &length) == MARG_SUCCESS &&
+        strcmp(text, want) == 0);
+  /* paths that cannot be written or read are named */
+  CHECK(marg_export_wisdom(nowhere) == MARG_ERROR_INVALID_ARGUMENT);
+  CHECK(message_has(nowhere));
+  CHECK(marg_import_wisdom(nowhere) == MARG_ERROR_INVALID_ARGUMENT);
+  CHECK(message_has(nowhere));
+  CHECK(marg_export_wisdom(NULL) == MARG_ERROR_INVALID_ARGUMENT);
+  CHECK(marg_import_wisdom(NULL) == MARG_ERROR_INVALID_ARGUMENT);
+  /* a bad file: its path and line named, nothing imported */
+  f = fopen(file, "wb");
+  CHECK(f != NULL);
+  if (f != NULL) {
+    fputs("# libmarg wisdom 1\n80 108 generic double gradient\n", f);
+    fclose(f);
+  }
+  CHECK(marg_forget_wisdom() == MARG_SUCCESS);
+  CHECK(marg_import_wisdom(file) == MARG_ERROR_INVALID_ARGUMENT);
+  CHECK(message_has(file) && message_has("line 2"));
+  CHECK(marg_export_wisdom_text(text, sizeof text, &length) == MARG_SUCCESS);
+  CHECK(strchr(text, '9') == NULL);
+  remove(file);
 }
 
 int main(void) {

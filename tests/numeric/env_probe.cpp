@@ -11,6 +11,7 @@
 #include <marg/numeric/convolve.hpp>
 #include <marg/numeric/environment.hpp>
 #include <marg/numeric/error.hpp>
+#include <marg/numeric/planner.hpp>
 #include <marg/numeric/pool.hpp>
 
 namespace {
@@ -52,6 +53,10 @@ int main() {
   probe("current_backend", [] {
     return std::string(marg::current_backend() == marg::backend::cuda ? " cuda" : " cpu");
   });
+  probe("planner_mode", [] {
+    return std::string(marg::current_planner_mode() == marg::planner_mode::measure ? " measure"
+                                                                                   : " estimate");
+  });
   probe("convolve", convolve_once);
   probe("pool_stats", [] { return " limit " + std::to_string(marg::pool_stats().limit); });
   probe("pool_minimum_limit", [] { return " " + std::to_string(marg::pool_minimum_limit()); });
@@ -61,11 +66,16 @@ int main() {
     marg::set_cpu_threads(2);
     marg::set_backend(marg::backend::cpu);
     marg::set_pool_limit(std::size_t{1} << 30);
+    marg::set_planner_mode(marg::planner_mode::estimate);
     return std::string();
   });
   probe("after.check_environment", [] {
     marg::check_environment();
     return std::string();
+  });
+  probe("after.planner_mode", [] {
+    return std::string(marg::current_planner_mode() == marg::planner_mode::measure ? " measure"
+                                                                                   : " estimate");
   });
   probe("after.convolve", convolve_once);
   probe("after.allocate", allocate_once);

@@ -1,4 +1,4 @@
-// MARG_NUM_THREADS, MARG_POOL_LIMIT and MARG_BACKEND: bad values are rejected
+// MARG_NUM_THREADS, MARG_POOL_LIMIT, MARG_BACKEND and MARG_PLAN: bad values are rejected
 // with a message naming the variable and what it accepts; the API overrides
 // them. Each case runs env_probe in a fresh process (the environment is read
 // once per process).
@@ -51,6 +51,7 @@ void expect_rejected(const std::string& env, const std::string& variable, const 
   CHECK(line_of(out, "pool_stats").rfind("pool_stats: ok", 0) == 0);
   CHECK(line_of(out, "override") == "override: ok");
   CHECK(line_of(out, "after.check_environment") == "after.check_environment: ok");
+  CHECK(line_of(out, "after.planner_mode") == "after.planner_mode: ok estimate");
   CHECK(line_of(out, "after.convolve") == "after.convolve: ok");
   CHECK(line_of(out, "after.allocate") == "after.allocate: ok");
 }
@@ -66,10 +67,23 @@ TEST_CASE("valid environment values are used", "[environment]") {
   CHECK(line_of(out, "convolve") == "convolve: ok");
   CHECK(line_of(out, "pool_stats") == "pool_stats: ok limit " + std::to_string(64u << 20));
   CHECK(line_of(out, "allocate") == "allocate: ok");
+  CHECK(line_of(out, "planner_mode") == "planner_mode: ok estimate");  // MARG_PLAN unset
   // unset and empty are the defaults
-  const std::string def = probe("MARG_NUM_THREADS= MARG_POOL_LIMIT= MARG_BACKEND=");
+  const std::string def = probe("MARG_NUM_THREADS= MARG_POOL_LIMIT= MARG_BACKEND= MARG_PLAN=");
   CHECK(line_of(def, "check_environment") == "check_environment: ok");
   CHECK(line_of(def, "convolve") == "convolve: ok");
+  CHECK(line_of(def, "planner_mode") == "planner_mode: ok estimate");
+}
+
+TEST_CASE("MARG_PLAN sets the planner mode", "[environment][wisdom]") {
+  for (const char* v : {"estimate", "measure"}) {
+    const std::string out = probe(std::string("MARG_PLAN=") + v);
+    INFO(out);
+    CHECK(line_of(out, "check_environment") == "check_environment: ok");
+    CHECK(line_of(out, "planner_mode") == std::string("planner_mode: ok ") + v);
+    // set_planner_mode overrides it
+    CHECK(line_of(out, "after.planner_mode") == "after.planner_mode: ok estimate");
+  }
 }
 
 TEST_CASE("bad MARG_NUM_THREADS is rejected", "[environment]") {
@@ -88,6 +102,18 @@ TEST_CASE("bad MARG_BACKEND is rejected", "[environment]") {
                       "automatic, cpu or cuda", "current_backend");
     }
   }
+}
+
+TEST_CASE("bad MARG_PLAN is rejected", "[environment][wisdom]") {
+  // "deterministic" and the variable MARG_PLANNER are no part of the contract
+  for (const char* v : {"deterministic", "MEASURE", "fast"}) {
+    SECTION(v) {
+      expect_rejected(std::string("MARG_PLAN='") + v + "'", "MARG_PLAN", v, "estimate or measure",
+                      "planner_mode");
+    }
+  }
+  const std::string out = probe("MARG_PLANNER=fast MARG_PLAN=measure");
+  CHECK(line_of(out, "planner_mode") == "planner_mode: ok measure");
 }
 
 TEST_CASE("bad MARG_POOL_LIMIT is rejected", "[environment][pool]") {

@@ -197,21 +197,57 @@ def test_wisdom_text_and_planner_mode():
     try:
         header = ("# libmarg wisdom 1\n# capability multiprocessors features type product taps "
                   "outputs problems operands variant microseconds\n")
-        assert marg.export_wisdom() == header
+        assert marg.wisdom_text() == header
         entry = "89 58 generic float gradient 8 9 12 strided warp"
-        marg.import_wisdom("# libmarg wisdom 1\n" + entry + " 7\n")
-        assert marg.export_wisdom() == header + entry + " 7.000\n"
+        marg.import_wisdom_text("# libmarg wisdom 1\n" + entry + " 7\n")
+        assert marg.wisdom_text() == header + entry + " 7.000\n"
         with pytest.raises(ValueError, match="line 2"):
-            marg.import_wisdom("# libmarg wisdom 1\n" + entry.replace("warp", "quick") + " 7\n")
+            marg.import_wisdom_text(
+                "# libmarg wisdom 1\n" + entry.replace("warp", "quick") + " 7\n")
         with pytest.raises(ValueError, match="header"):
-            marg.import_wisdom(entry + " 7\n")
-        assert marg.export_wisdom().count("\n") == 3  # nothing of the bad texts imported
+            marg.import_wisdom_text(entry + " 7\n")
+        assert marg.wisdom_text().count("\n") == 3  # nothing of the bad texts imported
+        assert marg.planner_mode() == "estimate"
         marg.set_planner_mode("measure")
         assert marg.planner_mode() == "measure"
-        with pytest.raises(ValueError, match="deterministic"):
+        with pytest.raises(ValueError, match="estimate"):
             marg.set_planner_mode("fast")
+        with pytest.raises(ValueError, match="estimate"):
+            marg.set_planner_mode("deterministic")
     finally:
-        marg.set_planner_mode("deterministic")
+        marg.set_planner_mode("estimate")
         marg.forget_wisdom()
-    assert marg.planner_mode() == "deterministic"
-    assert marg.export_wisdom().count("\n") == 2
+    assert marg.planner_mode() == "estimate"
+    assert marg.wisdom_text().count("\n") == 2
+
+
+def test_wisdom_file(tmp_path):
+    entry = "86 84 generic double convolution 9 10 3 aligned small 12.500\n"
+    path = tmp_path / "wisdom.txt"
+    marg.forget_wisdom()
+    try:
+        marg.import_wisdom_text("# libmarg wisdom 1\n" + entry)
+        want = marg.wisdom_text()
+        assert want.endswith(entry)
+        marg.export_wisdom(path)  # os.PathLike
+        assert path.read_text() == want
+        marg.forget_wisdom()
+        assert entry not in marg.wisdom_text()
+        marg.import_wisdom(str(path))  # str
+        assert marg.wisdom_text() == want
+        # paths that cannot be read or written are named
+        missing = tmp_path / "missing.txt"
+        with pytest.raises(ValueError, match=re.escape(str(missing))):
+            marg.import_wisdom(missing)
+        nowhere = tmp_path / "no-such-folder" / "w.txt"
+        with pytest.raises(ValueError, match=re.escape(str(nowhere))):
+            marg.export_wisdom(nowhere)
+        assert not nowhere.exists()
+        # a bad file: its path and line named, nothing imported
+        path.write_text("# libmarg wisdom 1\n" + entry + "90 1 hopper\n")
+        marg.forget_wisdom()
+        with pytest.raises(ValueError, match=re.escape(str(path)) + ".*line 3"):
+            marg.import_wisdom(path)
+        assert entry not in marg.wisdom_text()
+    finally:
+        marg.forget_wisdom()

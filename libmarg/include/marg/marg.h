@@ -40,8 +40,8 @@ typedef enum marg_backend {
 
 /** How the CUDA backend picks a kernel variant (see marg::planner_mode). */
 typedef enum marg_planner_mode {
-  MARG_PLANNER_DETERMINISTIC = 0, /**< the planner's rules and wisdom held (default) */
-  MARG_PLANNER_MEASURE = 1,       /**< also time the variants of a shape class without wisdom */
+  MARG_PLANNER_ESTIMATE = 0, /**< the planner's rules and wisdom held (default) */
+  MARG_PLANNER_MEASURE = 1,  /**< also time the variants of a shape class without wisdom */
   /** not a mode: gives the enum the range of int */
   MARG_PLANNER_MAX_ENUM = 0x7FFFFFFF
 } marg_planner_mode;
@@ -101,12 +101,30 @@ marg_status marg_set_planner_mode(marg_planner_mode mode);
 /**
  * @param mode receives the planner mode
  * @return MARG_SUCCESS, or MARG_ERROR_INVALID_ARGUMENT for a null pointer or
- *         a bad MARG_PLANNER
+ *         a bad MARG_PLAN
  */
 marg_status marg_get_planner_mode(marg_planner_mode* mode);
 
 /**
- * The wisdom held, as text (see marg::export_wisdom).
+ * Writes the wisdom held to a file, replacing it (see marg::export_wisdom).
+ * @param path the file, 0-terminated
+ * @return MARG_SUCCESS, or MARG_ERROR_INVALID_ARGUMENT for a null path or a
+ *         file that cannot be written (the message names it)
+ */
+marg_status marg_export_wisdom(const char* path);
+
+/**
+ * Adds wisdom from a file that marg_export_wisdom or marg::export_wisdom
+ * wrote (see marg::import_wisdom).
+ * @param path the file, 0-terminated
+ * @return MARG_SUCCESS, or MARG_ERROR_INVALID_ARGUMENT for a null path, a
+ *         file that cannot be read, or the first bad line (the message names
+ *         the file; nothing is imported then)
+ */
+marg_status marg_import_wisdom(const char* path);
+
+/**
+ * The wisdom held, as text (see marg::wisdom_text).
  * @param text receives the text and a terminating 0 when it fits in
  *        capacity bytes (may be null when capacity is 0)
  * @param capacity bytes at text
@@ -115,16 +133,16 @@ marg_status marg_get_planner_mode(marg_planner_mode* mode);
  * @return MARG_SUCCESS, or MARG_ERROR_INVALID_ARGUMENT for a null length or
  *         a text that does not fit (length then says how long it is)
  */
-marg_status marg_export_wisdom(char* text, size_t capacity, size_t* length);
+marg_status marg_export_wisdom_text(char* text, size_t capacity, size_t* length);
 
 /**
- * Adds wisdom from text that marg_export_wisdom or marg::export_wisdom wrote
- * (see marg::import_wisdom).
+ * Adds wisdom from text that marg_export_wisdom_text or marg::wisdom_text
+ * wrote (see marg::import_wisdom_text).
  * @param text the wisdom, 0-terminated
  * @return MARG_SUCCESS, or MARG_ERROR_INVALID_ARGUMENT naming the first bad
  *         line (nothing is imported then)
  */
-marg_status marg_import_wisdom(const char* text);
+marg_status marg_import_wisdom_text(const char* text);
 
 /**
  * Forgets all wisdom (see marg::forget_wisdom).

@@ -46,6 +46,7 @@ from ._core import (
     forget_wisdom,
     geometric,
     import_wisdom,
+    import_wisdom_text,
     log_convolve,
     log_prob_sum,
     log_prob_sum_grad,
@@ -59,6 +60,7 @@ from ._core import (
     sum,
     sum_grad,
     uniform_int,
+    wisdom_text,
 )
 
 __version__ = "0.1.0"
@@ -70,9 +72,10 @@ __all__ = [
     "categorical_log", "condition_on_sum", "condition_on_sum_log", "convolve",
     "convolve_grad_p", "convolve_grad_q", "cuda_available", "cuda_compiled",
     "cuda_unusable_reason", "current_backend", "delta", "export_wisdom", "forget_wisdom",
-    "geometric", "import_wisdom", "log_convolve", "log_prob_sum", "log_prob_sum_grad",
-    "negative_binomial", "planner_mode", "poisson", "sample_given_evidence", "sample_given_sum",
-    "set_backend", "set_planner_mode", "sum", "sum_grad", "uniform_int",
+    "geometric", "import_wisdom", "import_wisdom_text", "log_convolve", "log_prob_sum",
+    "log_prob_sum_grad", "negative_binomial", "planner_mode", "poisson", "sample_given_evidence",
+    "sample_given_sum", "set_backend", "set_planner_mode", "sum", "sum_grad", "uniform_int",
+    "wisdom_text",
 ]
 
 

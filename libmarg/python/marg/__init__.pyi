@@ -1,5 +1,6 @@
 """Type stubs of the package marg (libmarg's Python binding)."""
 
+import os
 from typing import Any, Literal, Sequence, TypeVar, overload
 
 import numpy as np
@@ -38,16 +39,23 @@ def cuda_unusable_reason() -> str:
     device, a GPU older than compute capability 7.5, or one this build has no
     kernel code for."""
 def cuda_compiled() -> bool: ...
-def set_planner_mode(mode: Literal["deterministic", "measure"]) -> None:
-    """How the CUDA backend picks its kernels: "deterministic" (the planner's
-    rules and wisdom held; the default) or "measure" (the first product of a
-    shape class without wisdom times every kernel that can run it and keeps
-    the fastest). Overrides MARG_PLANNER."""
-def planner_mode() -> Literal["deterministic", "measure"]: ...
-def export_wisdom() -> str:
-    """The wisdom held (measured or imported kernel choices) as text."""
-def import_wisdom(text: str) -> None:
-    """Adds wisdom from export_wisdom's text; ValueError naming the first bad
+def set_planner_mode(mode: Literal["estimate", "measure"]) -> None:
+    """How the CUDA backend picks its kernels: "estimate" (the planner's rules
+    and wisdom held; deterministic; the default) or "measure" (the first
+    product of a shape class without wisdom times every kernel that can run it
+    and keeps the fastest). Overrides MARG_PLAN."""
+def planner_mode() -> Literal["estimate", "measure"]: ...
+def export_wisdom(path: str | os.PathLike[str]) -> None:
+    """Writes the wisdom held (measured or imported kernel choices) to a file,
+    replacing it; ValueError naming the path when it cannot be written."""
+def import_wisdom(path: str | os.PathLike[str]) -> None:
+    """Adds wisdom from a file that export_wisdom wrote; ValueError naming the
+    path when it cannot be read, or its first bad line (nothing is imported
+    then)."""
+def wisdom_text() -> str:
+    """The wisdom held, as the text export_wisdom writes."""
+def import_wisdom_text(text: str) -> None:
+    """Adds wisdom from wisdom_text's text; ValueError naming the first bad
     line (nothing is imported then)."""
 def forget_wisdom() -> None:
     """Forgets all wisdom: the planner's rules decide again."""

@@ -5,6 +5,7 @@
 // operand's array type on its device.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/filesystem.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 
@@ -12,6 +13,7 @@
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -555,21 +557,29 @@ void bind_numeric(nb::module_& m) {
   m.def(
       "set_planner_mode",
       [](const std::string& mode) {
-        if (mode != "deterministic" && mode != "measure")
-          throw nb::value_error(("marg.set_planner_mode: mode = '" + mode +
-                                 "' (must be 'deterministic' or 'measure')")
-                                    .c_str());
+        if (mode != "estimate" && mode != "measure")
+          throw nb::value_error(
+              ("marg.set_planner_mode: mode = '" + mode + "' (must be 'estimate' or 'measure')")
+                  .c_str());
         marg::set_planner_mode(mode == "measure" ? marg::planner_mode::measure
-                                                 : marg::planner_mode::deterministic);
+                                                 : marg::planner_mode::estimate);
       },
       "mode"_a);
   m.def("planner_mode", [] {
-    return std::string(
-        marg::current_planner_mode() == marg::planner_mode::measure ? "measure" : "deterministic");
+    return std::string(marg::current_planner_mode() == marg::planner_mode::measure ? "measure"
+                                                                                   : "estimate");
   });
-  m.def("export_wisdom", [] { return marg::export_wisdom(); });
+  // paths as str or os.PathLike, like open()
   m.def(
-      "import_wisdom", [](const std::string& text) { marg::import_wisdom(text); }, "text"_a);
+      "export_wisdom",
+      [](const std::filesystem::path& path) { marg::export_wisdom(path.string()); }, "path"_a);
+  m.def(
+      "import_wisdom",
+      [](const std::filesystem::path& path) { marg::import_wisdom(path.string()); }, "path"_a);
+  m.def("wisdom_text", [] { return marg::wisdom_text(); });
+  m.def(
+      "import_wisdom_text", [](const std::string& text) { marg::import_wisdom_text(text); },
+      "text"_a);
   m.def("forget_wisdom", [] { marg::forget_wisdom(); });
   m.def(
       "_time_cpp_convolve_arrays",

@@ -6,7 +6,7 @@
 /// | `MARG_NUM_THREADS` | an integer in 1..4096 | the initial cpu_threads() |
 /// | `MARG_POOL_LIMIT` | bytes, optional K, M, G or T suffix (powers of 1024), at least
 /// pool_minimum_limit() | the initial pool_limit() | | `MARG_BACKEND` | `automatic`, `cpu` or
-/// `cuda` | the initial requested_backend() | | `MARG_PLANNER` | `deterministic` or `measure` |
+/// `cuda` | the initial requested_backend() | | `MARG_PLAN` | `estimate` (default) or `measure` |
 /// the initial current_planner_mode() (planner.hpp) | | `MARG_WISDOM` | a file path | wisdom
 /// imported before the first CUDA product, written back at exit in measure mode (planner.hpp) |
 ///
