@@ -411,8 +411,10 @@ static void check_wisdom(void) {
       "# libmarg wisdom 1\n# capability multiprocessors features type product taps outputs "
       "problems operands variant microseconds\n90 132 hopper float convolution 17 17 1 aligned "
       "mma 2.500\n";
-  static const char file[] = MARG_TEST_WISDOM_FILE;
-  static const char nowhere[] = MARG_TEST_WISDOM_FILE "-no-such-folder/w.txt";
+  /* in the working directory (C99 has no temporary-file name that is safe;
+   * ctest runs the test in its build folder, a packed build anywhere) */
+  static const char file[] = "c_api_wisdom.txt";
+  static const char nowhere[] = "c_api_wisdom-no-such-folder/w.txt";
   char text[512], tiny[8];
   size_t length = 0;
   FILE* f = NULL;

@@ -2,6 +2,9 @@
 // with a message naming the variable and what it accepts; the API overrides
 // them. Each case runs env_probe in a fresh process (the environment is read
 // once per process).
+#include <unistd.h>
+
+#include <climits>
 #include <cstdio>
 #include <string>
 
@@ -11,9 +14,18 @@
 
 namespace {
 
+// env_probe beside this executable (a packed build runs anywhere)
+std::string probe_path() {
+  char self[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  REQUIRE(n > 0);
+  const std::string exe(self, static_cast<std::size_t>(n));
+  return exe.substr(0, exe.rfind('/') + 1) + MARG_ENV_PROBE_NAME;
+}
+
 // env_probe's output under `env` (assignments for sh)
 std::string probe(const std::string& env) {
-  const std::string cmd = env + " '" MARG_ENV_PROBE "' 2>&1";
+  const std::string cmd = env + " '" + probe_path() + "' 2>&1";
   std::FILE* f = popen(cmd.c_str(), "r");
   REQUIRE(f != nullptr);
   std::string out;
