@@ -188,8 +188,9 @@ __global__ void __launch_bounds__(direct_tile)
 // run slide through registers, one shared load of a and one of b per
 // `small_run` multiply-adds, summed in T as the linear kernels sum. The
 // window keeps every product normal in T: exp(-40)^2 in float, exp(-300)^2
-// in double.
-constexpr int small_run = 4;
+// in double. The lanes of a warp read shared places `small_run` apart; an
+// odd run length puts them in distinct banks with plain addressing.
+constexpr int small_run = 5;
 template <class T>
 constexpr double small_width = sizeof(T) == 4 ? 40.0 : 300.0;
 // the largest m x n of kernel_log_small: beyond it one block per problem
@@ -201,15 +202,11 @@ constexpr int small_max_len = 2048;  // m + n: the shared memory bound
 constexpr int small_warp_outputs = 2 * 32 * small_run;
 constexpr int small_warps_per_block = 8;
 
-// A problem's shared memory: a at logical places 0 .. m - 1, then b with
+// A problem's shared memory: a at places 0 .. m - 1, then b with
 // `small_run` pad places on both sides (zeros or -inf, so that no index
-// needs a bounds check). Logical place i is stored at i + i / 4: the lanes
-// of a warp read places 4 apart, which the skew spreads over distinct banks.
-__host__ __device__ constexpr int skew(int i) {
-  return i + (i >> 2);
-}
+// needs a bounds check).
 __host__ __device__ constexpr int small_places(int m, int n) {
-  return skew(m + n + 2 * small_run - 1) + 1;
+  return m + n + 2 * small_run;
 }
 
 // `v` combined over the problem's threads: a warp's shuffles, or the
@@ -240,7 +237,7 @@ __device__ void load_extent(const T* x, int len, int inc, int t, int g, T* s, in
                             double& lo, double& bad) {
   for (int j = t; j < len; j += g) {
     const T v = x[std::int64_t{j} * inc];
-    s[skew(first + j)] = v;
+    s[first + j] = v;
     if (isnan(v) || v == static_cast<T>(INFINITY)) bad = 1;
     if (v != static_cast<T>(-INFINITY)) {
       hi = fmax(hi, static_cast<double>(v));
@@ -286,13 +283,13 @@ __global__ void kernel_log_small(const T* a, int m, int inca, std::int64_t strid
   // scaled values (a pad of zeros) or log values (a pad of -inf)
   if (one) {
     for (int j = t; j < m; j += g)
-      s[skew(j)] = exp(s[skew(j)] - static_cast<T>(ha));  // ha is an input value: exact in T
-    for (int j = t; j < n; j += g) s[skew(b0 + j)] = exp(s[skew(b0 + j)] - static_cast<T>(hb));
+      s[j] = exp(s[j] - static_cast<T>(ha));  // ha is an input value: exact in T
+    for (int j = t; j < n; j += g) s[b0 + j] = exp(s[b0 + j] - static_cast<T>(hb));
   }
   if (t < pad) {
     const T fill = one ? T(0) : static_cast<T>(-INFINITY);
-    s[skew(b0 - 1 - t)] = fill;
-    s[skew(b0 + n + t)] = fill;
+    s[b0 - 1 - t] = fill;
+    s[b0 + n + t] = fill;
   }
   group_sync<per_warp>();
   for (int k0 = t * small_run; k0 < lr; k0 += g * small_run) {
@@ -301,19 +298,19 @@ __global__ void kernel_log_small(const T* a, int m, int inca, std::int64_t strid
     const int j_hi = k0 + small_run - 1 < m - 1 ? k0 + small_run - 1 : m - 1;
     T w[small_run];  // w[q] = b_{k0 + q - j}
 #pragma unroll
-    for (int q = 0; q < small_run; ++q) w[q] = s[skew(b0 + k0 + q - j_lo)];
+    for (int q = 0; q < small_run; ++q) w[q] = s[b0 + k0 + q - j_lo];
     double res[small_run];
     if (one) {
       T acc[small_run] = {};
       // unrolled by the run length, the register shifts become renames
 #pragma unroll small_run
       for (int j = j_lo; j <= j_hi; ++j) {
-        const T x = s[skew(j)];
+        const T x = s[j];
 #pragma unroll
         for (int q = 0; q < small_run; ++q) acc[q] = fma(x, w[q], acc[q]);
 #pragma unroll
         for (int q = small_run - 1; q > 0; --q) w[q] = w[q - 1];
-        w[0] = s[skew(b0 + k0 - j - 1)];
+        w[0] = s[b0 + k0 - j - 1];
       }
 #pragma unroll
       for (int q = 0; q < small_run; ++q)
@@ -325,7 +322,7 @@ __global__ void kernel_log_small(const T* a, int m, int inca, std::int64_t strid
 #pragma unroll
       for (int q = 0; q < small_run; ++q) top[q] = -INFINITY, sum[q] = 0;
       for (int j = j_lo; j <= j_hi; ++j) {
-        const double x = s[skew(j)];
+        const double x = s[j];
 #pragma unroll
         for (int q = 0; q < small_run; ++q) {
           const double v = x + static_cast<double>(w[q]);
@@ -339,7 +336,7 @@ __global__ void kernel_log_small(const T* a, int m, int inca, std::int64_t strid
         }
 #pragma unroll
         for (int q = small_run - 1; q > 0; --q) w[q] = w[q - 1];
-        w[0] = s[skew(b0 + k0 - j - 1)];
+        w[0] = s[b0 + k0 - j - 1];
       }
 #pragma unroll
       for (int q = 0; q < small_run; ++q)
