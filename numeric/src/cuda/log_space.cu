@@ -73,8 +73,8 @@ __global__ void kernel_log_prepare(log_operand<T> a, log_operand<T> b, double wi
     }
   }
   __shared__ double shared[32];
-  const auto max_op = [](double u, double v) { return fmax(u, v); };
-  const auto min_op = [](double u, double v) { return fmin(u, v); };
+  const auto max_op = [](auto u, auto v) { return fmax(u, v); };
+  const auto min_op = [](auto u, auto v) { return fmin(u, v); };
   hi = block_reduce(hi, shared, max_op);
   lo = block_reduce(lo, shared, min_op);
   bad = block_reduce(bad, shared, max_op);
@@ -211,13 +211,13 @@ __host__ __device__ constexpr int small_places(int m, int n) {
 
 // `v` combined over the problem's threads: a warp's shuffles, or the
 // block's (block_reduce) when a block holds one problem
-template <bool per_warp, class Op>
-__device__ double group_reduce(double v, double* shared, Op op) {
+template <bool per_warp, class V, class Op>
+__device__ V group_reduce(V v, double* shared, Op op) {
   if constexpr (per_warp) {
     for (int o = 16; o > 0; o /= 2) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
     return v;
   } else {
-    return block_reduce(v, shared, op);
+    return static_cast<V>(block_reduce(static_cast<double>(v), shared, op));
   }
 }
 
@@ -233,17 +233,28 @@ __device__ void group_sync() {
 // the largest and smallest finite value and whether one is NaN or +inf;
 // thread t of the g sharing a problem
 template <class T>
-__device__ void load_extent(const T* x, int len, int inc, int t, int g, T* s, int first, double& hi,
-                            double& lo, double& bad) {
+__device__ void load_extent(const T* x, int len, int inc, int t, int g, T* s, int first, T& hi,
+                            T& lo, T& bad) {
   for (int j = t; j < len; j += g) {
     const T v = x[std::int64_t{j} * inc];
     s[first + j] = v;
     if (isnan(v) || v == static_cast<T>(INFINITY)) bad = 1;
     if (v != static_cast<T>(-INFINITY)) {
-      hi = fmax(hi, static_cast<double>(v));
-      lo = fmin(lo, static_cast<double>(v));
+      hi = fmax(hi, v);
+      lo = fmin(lo, v);
     }
   }
+}
+
+// log(v) for a positive normal v: float's fast log (its error, 3 ulp of the
+// result or 2^-21.4 near 1, is far inside the float bound of log_convolve),
+// double's full one
+template <class T>
+__device__ T small_log(T v) {
+  if constexpr (sizeof(T) == 4)
+    return __logf(v);
+  else
+    return log(v);
 }
 
 template <class T, bool per_warp>
@@ -262,11 +273,12 @@ __global__ void kernel_log_small(const T* a, int m, int inca, std::int64_t strid
   if (p >= batch) return;
   T* s = reinterpret_cast<T*>(small_shared) + std::int64_t{slot} * small_places(m, n);
   const int b0 = m + pad;  // the place of b_0
-  double ha = -INFINITY, la = INFINITY, hb = -INFINITY, lb = INFINITY, bad = 0;
+  // extents in T: every value is a T, and float's reductions are half the work
+  T ha = -INFINITY, la = INFINITY, hb = -INFINITY, lb = INFINITY, bad = 0;
   load_extent(a + p * stridea, m, inca, t, g, s, 0, ha, la, bad);
   load_extent(b + p * strideb, n, incb, t, g, s, b0, hb, lb, bad);
-  const auto max_op = [](double u, double v) { return fmax(u, v); };
-  const auto min_op = [](double u, double v) { return fmin(u, v); };
+  const auto max_op = [](auto u, auto v) { return fmax(u, v); };
+  const auto min_op = [](auto u, auto v) { return fmin(u, v); };
   ha = group_reduce<per_warp>(ha, reduce_shared, max_op);
   hb = group_reduce<per_warp>(hb, reduce_shared, max_op);
   la = group_reduce<per_warp>(la, reduce_shared, min_op);
@@ -282,9 +294,8 @@ __global__ void kernel_log_small(const T* a, int m, int inca, std::int64_t strid
   const bool one = ha - la <= small_width<T> && hb - lb <= small_width<T>;
   // scaled values (a pad of zeros) or log values (a pad of -inf)
   if (one) {
-    for (int j = t; j < m; j += g)
-      s[j] = exp(s[j] - static_cast<T>(ha));  // ha is an input value: exact in T
-    for (int j = t; j < n; j += g) s[b0 + j] = exp(s[b0 + j] - static_cast<T>(hb));
+    for (int j = t; j < m; j += g) s[j] = exp(s[j] - ha);
+    for (int j = t; j < n; j += g) s[b0 + j] = exp(s[b0 + j] - hb);
   }
   if (t < pad) {
     const T fill = one ? T(0) : static_cast<T>(-INFINITY);
@@ -292,6 +303,8 @@ __global__ void kernel_log_small(const T* a, int m, int inca, std::int64_t strid
     s[b0 + n + t] = fill;
   }
   group_sync<per_warp>();
+  // in T: its rounding of the sum is within log_convolve's bound for T
+  const T hab = ha + hb;
   for (int k0 = t * small_run; k0 < lr; k0 += g * small_run) {
     // terms j = j_lo .. j_hi reach outputs k0 .. k0 + small_run - 1
     const int j_lo = k0 - n + 1 > 0 ? k0 - n + 1 : 0;
@@ -299,7 +312,7 @@ __global__ void kernel_log_small(const T* a, int m, int inca, std::int64_t strid
     T w[small_run];  // w[q] = b_{k0 + q - j}
 #pragma unroll
     for (int q = 0; q < small_run; ++q) w[q] = s[b0 + k0 + q - j_lo];
-    double res[small_run];
+    T res[small_run];
     if (one) {
       T acc[small_run] = {};
       // unrolled by the run length, the register shifts become renames
@@ -314,7 +327,7 @@ __global__ void kernel_log_small(const T* a, int m, int inca, std::int64_t strid
       }
 #pragma unroll
       for (int q = 0; q < small_run; ++q)
-        res[q] = acc[q] > T(0) ? ha + hb + static_cast<double>(log(acc[q])) : -INFINITY;
+        res[q] = acc[q] > T(0) ? hab + small_log(acc[q]) : static_cast<T>(-INFINITY);
     } else {
       // as kernel_log_direct: a running maximum and the sum below it, in double
       constexpr double cutoff = sizeof(T) == 4 ? -40.0 : -62.0;
@@ -340,11 +353,11 @@ __global__ void kernel_log_small(const T* a, int m, int inca, std::int64_t strid
       }
 #pragma unroll
       for (int q = 0; q < small_run; ++q)
-        res[q] = top[q] == -INFINITY ? -INFINITY : top[q] + log(sum[q]);
+        res[q] = static_cast<T>(top[q] == -INFINITY ? -INFINITY : top[q] + log(sum[q]));
     }
 #pragma unroll
     for (int q = 0; q < small_run; ++q)
-      if (k0 + q < lr) out[std::int64_t{k0 + q} * incr] = static_cast<T>(res[q]);
+      if (k0 + q < lr) out[std::int64_t{k0 + q} * incr] = res[q];
   }
 }
 
