@@ -231,7 +231,7 @@ TEST_CASE("planner: wisdom overrides the rules where the device supports its var
   // float convolutions of 65536 taps (bit width 17) and 131071 outputs (17)
   // on the H200's class; lane for the T4's class of 2500 taps (12) and 5499
   // outputs (13), which the T4 cannot run
-  marg::import_wisdom(
+  marg::import_wisdom_text(
       "# libmarg wisdom 1\n"
       "90 132 hopper float convolution 17 17 1 aligned mma 150\n"
       "75 40 generic float convolution 12 13 1 aligned lane 1\n");
