@@ -237,12 +237,7 @@ int main(int argc, char** argv) {
     marg::set_backend(marg::backend::cuda);
     if (check_count > 0) {
       marg::forget_wisdom();
-      if (!wisdom.empty()) {
-        std::ifstream in(wisdom);
-        std::stringstream text;
-        text << in.rdbuf();
-        marg::import_wisdom_text(text.str());
-      }
+      if (!wisdom.empty()) marg::import_wisdom(wisdom);
       return check(check_count, seed, out, command.str());
     }
     marg::forget_wisdom();

@@ -38,11 +38,6 @@ class pool_block {
   void* ptr_;
 };
 
-// elements spanned by a strided batched operand
-std::int64_t extent(std::int64_t len, int inc, std::int64_t stride, int batch) {
-  return (batch - 1) * stride + (len - 1) * inc + 1;
-}
-
 // makes one operand kernel-readable; returns the pointer kernels use
 template <class T>
 T* ready(T* p, std::int64_t elements, bool copy_in, const call_scope& call, const char* function,

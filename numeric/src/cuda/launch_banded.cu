@@ -16,6 +16,7 @@
 #include "kernels/wgmma_tf32.cuh"
 #include "launch.hpp"
 #include "scratch.hpp"
+#include "stream.hpp"
 
 namespace marg::detail::cuda {
 namespace {
@@ -535,9 +536,7 @@ kernel_plan measure(const correlation_view<T>& c, const device_features& dev, cu
   constexpr int reps = 3;
   correlation_view<T> m = c;
   const std::size_t n = static_cast<std::size_t>(c.batch) * static_cast<std::size_t>(c.lout);
-  int device = 0;
-  MARG_CUDA_TRY(cudaGetDevice(&device));
-  const device_scratch scratch(n * sizeof(T), device, stream);
+  const device_scratch scratch(n * sizeof(T), current_device_id(), stream);
   m.out = static_cast<T*>(scratch.data());
   m.out_step = 1;
   m.out_batch = c.lout;

@@ -366,11 +366,6 @@ unsigned blocks_for(std::int64_t elements) {
   return static_cast<unsigned>(b < 65536 ? (b < 1 ? 1 : b) : 65536);
 }
 
-// elements spanned by a strided batched operand
-std::int64_t extent(std::int64_t len, int inc, std::int64_t stride, std::int64_t count) {
-  return (count - 1) * stride + (len - 1) * inc + 1;
-}
-
 }  // namespace
 
 template <class T>
@@ -394,7 +389,6 @@ bool log_convolve_on_device(const log_problem<T>& x, stream_view stream) {
   resident(x.a, ka, extent(x.m, x.inca, x.stridea, na));
   resident(x.b, kb, extent(x.n, x.incb, x.strideb, nb));
   resident(x.r, kr, extent(lr, x.incr, x.strider, x.batch));
-  const double width = sizeof(T) == 4 ? 20.0 : 300.0;
   if (std::int64_t{x.m} * x.n <= small_work && x.m + x.n <= small_max_len) {
     const std::size_t per_problem = sizeof(T) * static_cast<std::size_t>(small_places(x.m, x.n));
     if (lr <= small_warp_outputs) {
@@ -433,6 +427,7 @@ bool log_convolve_on_device(const log_problem<T>& x, stream_view stream) {
   auto* pa = reinterpret_cast<T*>(base + top_bytes + kind_bytes);
   auto* pb = reinterpret_cast<T*>(base + top_bytes + kind_bytes + pa_bytes);
   auto* pr = reinterpret_cast<T*>(base + top_bytes + kind_bytes + pa_bytes + pb_bytes);
+  const double width = sizeof(T) == 4 ? 20.0 : 300.0;
   const log_operand<T> oa{x.a, x.m, x.inca, x.stridea, na, top, kind, pa};
   const log_operand<T> ob{x.b, x.n, x.incb, x.strideb, nb, top + na, kind + na, pb};
   // a block per problem, as many threads as the longer operand needs (a

@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstdint>
 
 #include <marg/numeric/stream.hpp>
 
@@ -64,6 +65,15 @@ enum class memory_kind { device, managed, host };
 /// @return its kind
 /// @throws marg::invalid_argument for device memory of another device
 memory_kind operand_kind(const void* p, int device, const char* function, const char* operand);
+
+/// @param len elements of one problem's operand
+/// @param inc elements between its consecutive elements
+/// @param stride elements between problems
+/// @param count problems (>= 1)
+/// @return the elements a strided batched operand spans, first to last
+inline std::int64_t extent(std::int64_t len, int inc, std::int64_t stride, std::int64_t count) {
+  return (count - 1) * stride + (len - 1) * inc + 1;
+}
 
 /// Records that libmarg queued work on `stream`, so that the next host access
 /// ordered on it waits. Call after every launch or prefetch.
