@@ -1,7 +1,8 @@
 // log_convolve on the device (see src/log_convolve.cpp for the method),
-// ordered on the stream with no wait. Small problems (kernel_log_small) are
-// one kernel: a block per problem scales, multiplies and takes logs in shared
-// memory. Larger ones take per operand the largest and smallest finite value
+// ordered on the stream with no wait. Small problems are one kernel that
+// scales, multiplies and takes logs in shared memory: a warp per problem with
+// the products balanced over its lanes (kernel_log_frag), or a run of outputs
+// per thread (kernel_log_small). Larger ones take per operand the largest and smallest finite value
 // and exp(x - top) into device scratch (one kernel for both operands), one
 // batched linear product, and top_a + top_b + log(v) written to r; problems
 // whose operands span more than one window are then computed directly
@@ -16,6 +17,7 @@
 #include <marg/numeric/convolve.hpp>
 
 #include "cuda_check.hpp"
+#include "kernels/tiled.cuh"
 #include "log_space.hpp"
 #include "scratch.hpp"
 #include "stream.hpp"
@@ -115,6 +117,25 @@ __global__ void kernel_log_unscale(const T* v, std::int64_t lr, std::int64_t bat
   }
 }
 
+// Adds the term v to the online log-sum-exp (top, sum): the running
+// maximum and the sum of exp(term - top) below it, rescaled when the maximum
+// grows (as attention kernels do). A term below exp(cutoff) times the
+// running maximum is dropped: at most 2^31 of them change the sum (at least
+// 1) by under a quarter of T's rounding (double: 2^31 e^-62 < 2^-58; float:
+// 2^31 e^-40 < 2^-26); most terms of far tails lie there, and a comparison
+// is cheaper than exp.
+template <class T>
+__device__ __forceinline__ void lse_add(double v, double& top, double& sum) {
+  constexpr double cutoff = sizeof(T) == 4 ? -40.0 : -62.0;
+  const double d = v - top;  // NaN only for -inf - -inf: skipped
+  if (d > 0) {
+    sum = sum * exp(-d) + 1.0;
+    top = v;
+  } else if (d > cutoff) {
+    sum += exp(d);
+  }
+}
+
 // r_k = log sum_j exp(a_j + b_{k-j}) directly, for the problems whose
 // operands span more than one window (no common scale keeps every product in
 // T's range): a thread per output keeps a running maximum and the sum of
@@ -144,11 +165,6 @@ __global__ void __launch_bounds__(direct_tile)
   const std::int64_t k = k0 + t;
   __shared__ double sa[direct_tile], sb[2 * direct_tile];
   double top = -INFINITY, sum = 0;
-  // a term below exp(cutoff) times the running maximum is dropped: at most
-  // 2^31 of them change the sum (at least 1) by under a quarter of T's
-  // rounding (double: 2^31 e^-62 < 2^-58; float: 2^31 e^-40 < 2^-26); most
-  // terms of far tails lie there, and a comparison is cheaper than exp
-  constexpr double cutoff = sizeof(T) == 4 ? -40.0 : -62.0;
   // the terms of outputs k0 .. k0 + tile - 1: j from k0 - n + 1 to k0 + tile - 1
   const std::int64_t j_lo = k0 - n + 1 > 0 ? k0 - n + 1 : 0;
   const std::int64_t j_hi = k0 + direct_tile - 1 < m - 1 ? k0 + direct_tile - 1 : m - 1;
@@ -162,16 +178,8 @@ __global__ void __launch_bounds__(direct_tile)
     }
     __syncthreads();
     if (k < lr) {
-      for (int jj = 0; jj < direct_tile; ++jj) {
-        const double v = sa[jj] + sb[direct_tile - 1 + t - jj];
-        const double d = v - top;  // NaN only for -inf - -inf: skipped
-        if (d > 0) {
-          sum = sum * exp(-d) + 1.0;
-          top = v;
-        } else if (d > cutoff) {
-          sum += exp(d);
-        }
-      }
+      for (int jj = 0; jj < direct_tile; ++jj)
+        lse_add<T>(sa[jj] + sb[direct_tile - 1 + t - jj], top, sum);
     }
     __syncthreads();
   }
@@ -229,19 +237,55 @@ __device__ void group_sync() {
     __syncthreads();
 }
 
-// x[0 .. len) (stride inc) into places first .. first + len - 1 of `s`, with
-// the largest and smallest finite value and whether one is NaN or +inf;
-// thread t of the g sharing a problem
+/// The largest and smallest finite value of each operand of a problem, and
+/// whether one is NaN or +inf: thread t of the g sharing it reads its part.
 template <class T>
-__device__ void load_extent(const T* x, int len, int inc, int t, int g, T* s, int first, T& hi,
-                            T& lo, T& bad) {
-  for (int j = t; j < len; j += g) {
-    const T v = x[std::int64_t{j} * inc];
-    s[first + j] = v;
+struct small_extents {
+  T ha = -INFINITY, la = INFINITY, hb = -INFINITY, lb = INFINITY, bad = 0;
+
+  __device__ void add(T v, T& hi, T& lo) {
     if (isnan(v) || v == static_cast<T>(INFINITY)) bad = 1;
     if (v != static_cast<T>(-INFINITY)) {
       hi = fmax(hi, v);
       lo = fmin(lo, v);
+    }
+  }
+  template <bool per_warp>
+  __device__ void reduce(double* shared) {
+    const auto max_op = [](auto u, auto v) { return fmax(u, v); };
+    const auto min_op = [](auto u, auto v) { return fmin(u, v); };
+    ha = group_reduce<per_warp>(ha, shared, max_op);
+    hb = group_reduce<per_warp>(hb, shared, max_op);
+    la = group_reduce<per_warp>(la, shared, min_op);
+    lb = group_reduce<per_warp>(lb, shared, min_op);
+    bad = group_reduce<per_warp>(bad, shared, max_op);
+  }
+};
+
+// a (stride inca) into shared places 0 .. m - 1 and b (stride incb) into
+// b0 .. b0 + n - 1, with their extents (not yet combined over the threads).
+// Two values of each operand per thread are loaded before any is stored, so
+// that their memory latencies overlap.
+template <class T>
+__device__ void load_small(const T* a, int m, int inca, const T* b, int n, int incb, int t, int g,
+                           T* s, int b0, small_extents<T>& e) {
+  constexpr int per = 2;
+  const int len = m > n ? m : n;
+  for (int j0 = 0; j0 < len; j0 += per * g) {
+    T va[per], vb[per];
+#pragma unroll
+    for (int i = 0; i < per; ++i) {
+      const int j = j0 + t + i * g;
+      va[i] = j < m ? a[std::int64_t{j} * inca] : static_cast<T>(-INFINITY);
+      vb[i] = j < n ? b[std::int64_t{j} * incb] : static_cast<T>(-INFINITY);
+    }
+#pragma unroll
+    for (int i = 0; i < per; ++i) {
+      const int j = j0 + t + i * g;
+      if (j < m) s[j] = va[i];
+      if (j < n) s[b0 + j] = vb[i];
+      e.add(va[i], e.ha, e.la);
+      e.add(vb[i], e.hb, e.lb);
     }
   }
 }
@@ -255,6 +299,58 @@ __device__ T small_log(T v) {
     return __logf(v);
   else
     return log(v);
+}
+
+// Outputs k0 .. k0 + small_run - 1 (those below lr) of a problem in shared
+// memory, a at places 0 .. m - 1 and b at b0 .. b0 + n - 1 with `small_run`
+// pad places on both sides: scaled values and a pad of zeros (one window,
+// multiplied in T; the outputs are hab + log of the sums) or log values and
+// a pad of -inf (the online log-sum-exp of kernel_log_direct in double).
+template <class T, bool one>
+__device__ void small_run_outputs(const T* s, int b0, int m, int n, int k0, int lr, T hab, T* out,
+                                  int incr) {
+  // terms j = j_lo .. j_hi reach outputs k0 .. k0 + small_run - 1
+  const int j_lo = k0 - n + 1 > 0 ? k0 - n + 1 : 0;
+  const int j_hi = k0 + small_run - 1 < m - 1 ? k0 + small_run - 1 : m - 1;
+  T w[small_run];  // w[q] = b_{k0 + q - j}
+#pragma unroll
+  for (int q = 0; q < small_run; ++q) w[q] = s[b0 + k0 + q - j_lo];
+  T res[small_run];
+  if constexpr (one) {
+    T acc[small_run] = {};
+    // unrolled by the run length, the register shifts become renames
+#pragma unroll small_run
+    for (int j = j_lo; j <= j_hi; ++j) {
+      const T x = s[j];
+#pragma unroll
+      for (int q = 0; q < small_run; ++q) acc[q] = fma(x, w[q], acc[q]);
+#pragma unroll
+      for (int q = small_run - 1; q > 0; --q) w[q] = w[q - 1];
+      w[0] = s[b0 + k0 - j - 1];
+    }
+#pragma unroll
+    for (int q = 0; q < small_run; ++q)
+      res[q] = acc[q] > T(0) ? hab + small_log(acc[q]) : static_cast<T>(-INFINITY);
+  } else {
+    // as kernel_log_direct: a running maximum and the sum below it, in double
+    double top[small_run], sum[small_run];
+#pragma unroll
+    for (int q = 0; q < small_run; ++q) top[q] = -INFINITY, sum[q] = 0;
+    for (int j = j_lo; j <= j_hi; ++j) {
+      const double x = s[j];
+#pragma unroll
+      for (int q = 0; q < small_run; ++q) lse_add<T>(x + static_cast<double>(w[q]), top[q], sum[q]);
+#pragma unroll
+      for (int q = small_run - 1; q > 0; --q) w[q] = w[q - 1];
+      w[0] = s[b0 + k0 - j - 1];
+    }
+#pragma unroll
+    for (int q = 0; q < small_run; ++q)
+      res[q] = static_cast<T>(top[q] == -INFINITY ? -INFINITY : top[q] + log(sum[q]));
+  }
+#pragma unroll
+  for (int q = 0; q < small_run; ++q)
+    if (k0 + q < lr) out[std::int64_t{k0 + q} * incr] = res[q];
 }
 
 template <class T, bool per_warp>
@@ -274,28 +370,21 @@ __global__ void kernel_log_small(const T* a, int m, int inca, std::int64_t strid
   T* s = reinterpret_cast<T*>(small_shared) + std::int64_t{slot} * small_places(m, n);
   const int b0 = m + pad;  // the place of b_0
   // extents in T: every value is a T, and float's reductions are half the work
-  T ha = -INFINITY, la = INFINITY, hb = -INFINITY, lb = INFINITY, bad = 0;
-  load_extent(a + p * stridea, m, inca, t, g, s, 0, ha, la, bad);
-  load_extent(b + p * strideb, n, incb, t, g, s, b0, hb, lb, bad);
-  const auto max_op = [](auto u, auto v) { return fmax(u, v); };
-  const auto min_op = [](auto u, auto v) { return fmin(u, v); };
-  ha = group_reduce<per_warp>(ha, reduce_shared, max_op);
-  hb = group_reduce<per_warp>(hb, reduce_shared, max_op);
-  la = group_reduce<per_warp>(la, reduce_shared, min_op);
-  lb = group_reduce<per_warp>(lb, reduce_shared, min_op);
-  bad = group_reduce<per_warp>(bad, reduce_shared, max_op);
+  small_extents<T> e;
+  load_small(a + p * stridea, m, inca, b + p * strideb, n, incb, t, g, s, b0, e);
+  e.template reduce<per_warp>(reduce_shared);
   const int lr = m + n - 1;
   T* out = r + p * strider;
-  if (bad != 0 || ha == -INFINITY || hb == -INFINITY) {
-    const T v = bad != 0 ? static_cast<T>(NAN) : static_cast<T>(-INFINITY);
+  if (e.bad != 0 || e.ha == -INFINITY || e.hb == -INFINITY) {
+    const T v = e.bad != 0 ? static_cast<T>(NAN) : static_cast<T>(-INFINITY);
     for (int k = t; k < lr; k += g) out[std::int64_t{k} * incr] = v;
     return;
   }
-  const bool one = ha - la <= small_width<T> && hb - lb <= small_width<T>;
+  const bool one = e.ha - e.la <= small_width<T> && e.hb - e.lb <= small_width<T>;
   // scaled values (a pad of zeros) or log values (a pad of -inf)
   if (one) {
-    for (int j = t; j < m; j += g) s[j] = exp(s[j] - ha);
-    for (int j = t; j < n; j += g) s[b0 + j] = exp(s[b0 + j] - hb);
+    for (int j = t; j < m; j += g) s[j] = exp(s[j] - e.ha);
+    for (int j = t; j < n; j += g) s[b0 + j] = exp(s[b0 + j] - e.hb);
   }
   if (t < pad) {
     const T fill = one ? T(0) : static_cast<T>(-INFINITY);
@@ -304,61 +393,184 @@ __global__ void kernel_log_small(const T* a, int m, int inca, std::int64_t strid
   }
   group_sync<per_warp>();
   // in T: its rounding of the sum is within log_convolve's bound for T
-  const T hab = ha + hb;
+  const T hab = e.ha + e.hb;
   for (int k0 = t * small_run; k0 < lr; k0 += g * small_run) {
-    // terms j = j_lo .. j_hi reach outputs k0 .. k0 + small_run - 1
-    const int j_lo = k0 - n + 1 > 0 ? k0 - n + 1 : 0;
-    const int j_hi = k0 + small_run - 1 < m - 1 ? k0 + small_run - 1 : m - 1;
-    T w[small_run];  // w[q] = b_{k0 + q - j}
+    if (one)
+      small_run_outputs<T, true>(s, b0, m, n, k0, lr, hab, out, incr);
+    else
+      small_run_outputs<T, false>(s, b0, m, n, k0, lr, hab, out, incr);
+  }
+}
+
+// One-window problems of a warp each, the products balanced over the lanes.
+// With a lane per run of outputs (kernel_log_small) the triangle of terms
+// leaves the lanes of the middle outputs with twice the average work; here
+// the terms of a run of frag_run outputs are cut into fragments of at most
+// L values of a, one fragment per lane at a time, so every lane does L
+// steps of frag_run multiply-adds. A fragment holds its a values and the
+// b values it slides over in registers (vector loads from shared memory),
+// writes its frag_run partial sums to shared memory, and the lanes then add
+// the partial sums of each output in a fixed order and take its log.
+constexpr int frag_run = 8;
+constexpr int frag_max = 256;      // fragments of a problem
+constexpr int frag_runs_max = 64;  // runs of a problem
+constexpr int frag_warps = 4;      // problems (warps) of a block
+constexpr int frag_lengths[] = {16, 24};
+
+/// The fragments of a problem shape, the same for the whole batch; passed
+/// by value, so that the kernel reads it from the constant bank.
+struct frag_plan {
+  int nfrag, nruns;
+  int apad;                     ///< zeros after a
+  int b0;                       ///< the place of b_0 (zeros before it and after b)
+  int part0;                    ///< the place of the partial sums
+  int places;                   ///< shared places of a problem
+  unsigned frag[frag_max];      ///< first output << 16 | first a index
+  unsigned run[frag_runs_max];  ///< first fragment << 16 | fragments
+};
+
+constexpr int round4(int x) {
+  return (x + 3) / 4 * 4;
+}
+
+// The fragments of length L for an m x n problem; false when they exceed the
+// plan's tables. Every place the vector loads touch is a multiple of four
+// (first a indices rounded down, zero pads on every side).
+bool make_frag_plan(int m, int n, int L, frag_plan& p) {
+  const int lr = m + n - 1;
+  p.nruns = (lr + frag_run - 1) / frag_run;
+  if (p.nruns > frag_runs_max) return false;
+  p.nfrag = 0;
+  for (int r = 0; r < p.nruns; ++r) {
+    const int k0 = r * frag_run;
+    const int j_lo = std::max(0, k0 - n + 1) / 4 * 4;
+    const int j_hi = std::min(m - 1, k0 + frag_run - 1);
+    const int count = (j_hi - j_lo + L) / L;
+    if (p.nfrag + count > frag_max) return false;
+    p.run[r] = static_cast<unsigned>(p.nfrag) << 16 | static_cast<unsigned>(count);
+    for (int c = 0; c < count; ++c)
+      p.frag[p.nfrag++] = static_cast<unsigned>(k0) << 16 | static_cast<unsigned>(j_lo + c * L);
+  }
+  // a fragment reads a up to index j_hi + L - 1 and b from k0 - j_hi - L to
+  // k0 + frag_run + 2 (its first index rounded down by up to 3)
+  p.apad = L + 4;
+  p.b0 = round4(m + p.apad) + round4(frag_run + L + 4);
+  p.part0 = round4(p.b0 + n + frag_run + 4);
+  p.places = round4(p.part0 + p.nfrag * frag_run);
+  return true;
+}
+
+template <class T, int L>
+__global__ void __launch_bounds__(32 * frag_warps)
+    kernel_log_frag(const T* a, int m, int inca, std::int64_t stridea, const T* b, int n, int incb,
+                    std::int64_t strideb, T* r, int incr, std::int64_t strider, int batch,
+                    const frag_plan plan) {
+  extern __shared__ __align__(16) unsigned char small_shared[];
+  constexpr int R = frag_run;
+  using V = typename vec16<T>::type;  // the widest shared load of T
+  constexpr int VK = sizeof(V) / sizeof(T);
+  const int t = static_cast<int>(threadIdx.x % 32);
+  const int slot = static_cast<int>(threadIdx.x / 32);
+  const std::int64_t p = std::int64_t{blockIdx.x} * frag_warps + slot;
+  if (p >= batch) return;  // a whole warp; the kernel has no block barrier
+  T* s = reinterpret_cast<T*>(small_shared) + std::int64_t{slot} * plan.places;
+  const int b0 = plan.b0;
+  small_extents<T> e;
+  load_small(a + p * stridea, m, inca, b + p * strideb, n, incb, t, 32, s, b0, e);
+  e.template reduce<true>(nullptr);
+  const int lr = m + n - 1;
+  T* out = r + p * strider;
+  if (e.bad != 0 || e.ha == -INFINITY || e.hb == -INFINITY) {
+    const T v = e.bad != 0 ? static_cast<T>(NAN) : static_cast<T>(-INFINITY);
+    for (int k = t; k < lr; k += 32) out[std::int64_t{k} * incr] = v;
+    return;
+  }
+  if (e.ha - e.la > small_width<T> || e.hb - e.lb > small_width<T>) {
+    // several windows: kernel_log_small's log-sum-exp over runs
+    if (t < small_run) {
+      s[b0 - 1 - t] = static_cast<T>(-INFINITY);
+      s[b0 + n + t] = static_cast<T>(-INFINITY);
+    }
+    __syncwarp();
+    for (int k0 = t * small_run; k0 < lr; k0 += 32 * small_run)
+      small_run_outputs<T, false>(s, b0, m, n, k0, lr, T(0), out, incr);
+    return;
+  }
+  for (int j = t; j < m; j += 32) s[j] = exp(s[j] - e.ha);
+  for (int j = t; j < n; j += 32) s[b0 + j] = exp(s[b0 + j] - e.hb);
+  for (int i = t; i < plan.apad; i += 32) s[m + i] = T(0);
+  for (int i = t; i < R + L + 4; i += 32) s[b0 - 1 - i] = T(0);
+  for (int i = t; i < R + 4; i += 32) s[b0 + n + i] = T(0);
+  __syncwarp();
+  T* part = s + plan.part0;
+  for (int f = t; f < plan.nfrag; f += 32) {
+    const unsigned info = plan.frag[f];
+    const int k0 = static_cast<int>(info >> 16), js = static_cast<int>(info & 0xffffu);
+    // x[i] = a_{js + i}; v[i] = b_{k0 - js + R - 1 - i}, whose lowest place
+    // b0 + k0 - js - L holds v[R + L - 1]
+    T x[L], v[R + L];
+    const V* xa = reinterpret_cast<const V*>(s + js);
+    const V* vb = reinterpret_cast<const V*>(s + b0 + k0 - js - L);
 #pragma unroll
-    for (int q = 0; q < small_run; ++q) w[q] = s[b0 + k0 + q - j_lo];
-    T res[small_run];
-    if (one) {
-      T acc[small_run] = {};
-      // unrolled by the run length, the register shifts become renames
-#pragma unroll small_run
-      for (int j = j_lo; j <= j_hi; ++j) {
-        const T x = s[j];
+    for (int i = 0; i < L / VK; ++i) {
+      const V u = xa[i];
+      const T* w = reinterpret_cast<const T*>(&u);
 #pragma unroll
-        for (int q = 0; q < small_run; ++q) acc[q] = fma(x, w[q], acc[q]);
-#pragma unroll
-        for (int q = small_run - 1; q > 0; --q) w[q] = w[q - 1];
-        w[0] = s[b0 + k0 - j - 1];
-      }
-#pragma unroll
-      for (int q = 0; q < small_run; ++q)
-        res[q] = acc[q] > T(0) ? hab + small_log(acc[q]) : static_cast<T>(-INFINITY);
-    } else {
-      // as kernel_log_direct: a running maximum and the sum below it, in double
-      constexpr double cutoff = sizeof(T) == 4 ? -40.0 : -62.0;
-      double top[small_run], sum[small_run];
-#pragma unroll
-      for (int q = 0; q < small_run; ++q) top[q] = -INFINITY, sum[q] = 0;
-      for (int j = j_lo; j <= j_hi; ++j) {
-        const double x = s[j];
-#pragma unroll
-        for (int q = 0; q < small_run; ++q) {
-          const double v = x + static_cast<double>(w[q]);
-          const double d = v - top[q];  // NaN only for -inf - -inf: skipped
-          if (d > 0) {
-            sum[q] = sum[q] * exp(-d) + 1.0;
-            top[q] = v;
-          } else if (d > cutoff) {
-            sum[q] += exp(d);
-          }
-        }
-#pragma unroll
-        for (int q = small_run - 1; q > 0; --q) w[q] = w[q - 1];
-        w[0] = s[b0 + k0 - j - 1];
-      }
-#pragma unroll
-      for (int q = 0; q < small_run; ++q)
-        res[q] = static_cast<T>(top[q] == -INFINITY ? -INFINITY : top[q] + log(sum[q]));
+      for (int c = 0; c < VK; ++c) x[VK * i + c] = w[c];
     }
 #pragma unroll
-    for (int q = 0; q < small_run; ++q)
-      if (k0 + q < lr) out[std::int64_t{k0 + q} * incr] = res[q];
+    for (int i = 0; i < (R + L) / VK; ++i) {
+      const V u = vb[i];
+      const T* w = reinterpret_cast<const T*>(&u);
+#pragma unroll
+      for (int c = 0; c < VK; ++c) v[R + L - 1 - VK * i - c] = w[c];
+    }
+    T acc[R];
+#pragma unroll
+    for (int q = 0; q < R; ++q) acc[q] = T(0);
+      // output k0 + q takes a_{js + i} b_{k0 + q - js - i}
+#pragma unroll
+    for (int i = 0; i < L; ++i)
+#pragma unroll
+      for (int q = 0; q < R; ++q) acc[q] = fma(x[i], v[R - 1 - q + i], acc[q]);
+#pragma unroll
+    for (int q = 0; q < R; ++q) part[f * R + q] = acc[q];
   }
+  __syncwarp();
+  // in T: its rounding of the sum is within log_convolve's bound for T
+  const T hab = e.ha + e.hb;
+  for (int k = t; k < lr; k += 32) {
+    const unsigned info = plan.run[k / R];
+    const int first = static_cast<int>(info >> 16), count = static_cast<int>(info & 0xffffu);
+    const T* pp = part + first * R + k % R;
+    T sum = 0;
+    for (int c = 0; c < count; ++c) sum += pp[c * R];
+    out[std::int64_t{k} * incr] = sum > T(0) ? hab + small_log(sum) : static_cast<T>(-INFINITY);
+  }
+}
+
+// Launches kernel_log_frag for a batch of one-window-or-not small problems
+// of at most small_warp_outputs outputs; false when no fragment plan fits.
+// The fragment length is the one with the fewest steps per lane (rounds of
+// 32 fragments times the steps of one, plus a fixed cost per fragment).
+template <class T>
+bool launch_log_frag(const log_problem<T>& x, cudaStream_t s) {
+  frag_plan best{}, plan{};
+  int best_length = 0;
+  long best_cost = 0;
+  for (const int length : frag_lengths) {
+    if (!make_frag_plan(x.m, x.n, length, plan)) continue;
+    const long cost = (plan.nfrag + 31) / 32 * static_cast<long>(length * frag_run + 40);
+    if (best_length == 0 || cost < best_cost) best = plan, best_length = length, best_cost = cost;
+  }
+  const std::size_t bytes = sizeof(T) * static_cast<std::size_t>(best.places) * frag_warps;
+  // beyond the default limit of dynamic shared memory kernel_log_small runs
+  if (best_length == 0 || bytes > 48 * 1024) return false;
+  const auto blocks = static_cast<unsigned>((x.batch + frag_warps - 1) / frag_warps);
+  const auto kernel = best_length == 16 ? kernel_log_frag<T, 16> : kernel_log_frag<T, 24>;
+  kernel<<<blocks, 32 * frag_warps, bytes, s>>>(x.a, x.m, x.inca, x.stridea, x.b, x.n, x.incb,
+                                                x.strideb, x.r, x.incr, x.strider, x.batch, best);
+  return true;
 }
 
 unsigned blocks_for(std::int64_t elements) {
@@ -391,7 +603,10 @@ bool log_convolve_on_device(const log_problem<T>& x, stream_view stream) {
   resident(x.r, kr, extent(lr, x.incr, x.strider, x.batch));
   if (std::int64_t{x.m} * x.n <= small_work && x.m + x.n <= small_max_len) {
     const std::size_t per_problem = sizeof(T) * static_cast<std::size_t>(small_places(x.m, x.n));
-    if (lr <= small_warp_outputs) {
+    const bool few = lr <= small_warp_outputs;
+    if (few && launch_log_frag(x, s)) {
+      // a warp per problem, products balanced over its lanes
+    } else if (few) {
       const auto blocks = (x.batch + small_warps_per_block - 1) / small_warps_per_block;
       kernel_log_small<T, true><<<static_cast<unsigned>(blocks), 32 * small_warps_per_block,
                                   small_warps_per_block * per_problem, s>>>(
