@@ -533,8 +533,15 @@ __global__ void __launch_bounds__(32 * frag_warps)
     for (int i = 0; i < L; ++i)
 #pragma unroll
       for (int q = 0; q < R; ++q) acc[q] = fma(x[i], v[R - 1 - q + i], acc[q]);
+    V* pv = reinterpret_cast<V*>(part + f * R);
 #pragma unroll
-    for (int q = 0; q < R; ++q) part[f * R + q] = acc[q];
+    for (int i = 0; i < R / VK; ++i) {
+      V u;
+      T* w = reinterpret_cast<T*>(&u);
+#pragma unroll
+      for (int c = 0; c < VK; ++c) w[c] = acc[VK * i + c];
+      pv[i] = u;
+    }
   }
   __syncwarp();
   // in T: its rounding of the sum is within log_convolve's bound for T
