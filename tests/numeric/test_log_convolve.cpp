@@ -205,16 +205,19 @@ TEMPLATE_TEST_CASE("log_convolve: pool memory operands", "[numeric][log]", MARG_
 }
 
 // On the CUDA backend small problems (m n up to 65536) are one kernel (a
-// warp per problem up to 256 outputs, else a block per problem) and
-// larger ones the scaled linear product with a direct pass for wide spans:
-// both, with every kind of problem in one batch, in pool memory
+// warp per problem up to 320 outputs, its products in fragments of equal
+// length where their tables fit, else a run of outputs per lane; a block per
+// problem beyond) and larger ones the scaled linear product with a direct
+// pass for wide spans: all of them, with every kind of problem in one batch,
+// in pool memory, a read with a stride of 2
 TEMPLATE_TEST_CASE("log_convolve: pool memory batches of small and large problems",
                    "[numeric][log]", MARG_ALL_CONFIGS) {
   using T = typename TestType::T;
   MARG_RANDOM_CASE(TestType);
   const T inf = std::numeric_limits<T>::infinity();
-  for (const auto& [m, n] : {std::pair{40, 57}, std::pair{1, 200}, std::pair{100, 400},
-                             std::pair{1500, 2}, std::pair{300, 310}}) {
+  for (const auto& [m, n] :
+       {std::pair{40, 57}, std::pair{1, 200}, std::pair{7, 3}, std::pair{64, 64},
+        std::pair{160, 161}, std::pair{100, 400}, std::pair{1500, 2}, std::pair{300, 310}}) {
     // problems: one window, a wide span with holes, a NaN in a, a's all -inf,
     // +inf in b, a narrow span of float-sized width 25
     constexpr int batch = 6;
@@ -227,15 +230,18 @@ TEMPLATE_TEST_CASE("log_convolve: pool memory batches of small and large problem
     as[2][static_cast<std::size_t>(m / 2)] = std::numeric_limits<real>::quiet_NaN();
     for (real& v : as[3]) v = ninf;
     bs[4][static_cast<std::size_t>(n - 1)] = std::numeric_limits<real>::infinity();
-    marg::array<T> xa(static_cast<std::size_t>(batch * m)), xb(static_cast<std::size_t>(batch * n)),
-        xr(static_cast<std::size_t>(batch * (lr + 1)));
+    marg::array<T> xa(static_cast<std::size_t>(batch * 2 * m)),
+        xb(static_cast<std::size_t>(batch * n)), xr(static_cast<std::size_t>(batch * (lr + 1)));
     for (int i = 0; i < batch; ++i) {
-      for (int j = 0; j < m; ++j) xa[i * m + j] = static_cast<T>(as[i][j]);
+      for (int j = 0; j < m; ++j) {
+        xa[2 * (i * m + j)] = static_cast<T>(as[i][j]);
+        xa[2 * (i * m + j) + 1] = std::numeric_limits<T>::quiet_NaN();  // never read
+      }
       for (int j = 0; j < n; ++j) xb[i * n + j] = static_cast<T>(bs[i][j]);
       xr[i * (lr + 1) + lr] = T(5);
     }
     CAPTURE(m, n);
-    marg::log_convolve_batched<T>(m, n, xa.data(), 1, m, xb.data(), 1, n, xr.data(), 1, lr + 1,
+    marg::log_convolve_batched<T>(m, n, xa.data(), 2, 2 * m, xb.data(), 1, n, xr.data(), 1, lr + 1,
                                   batch, xa.stream());
     const std::vector<T> r = xr.to_vector();
     for (int i = 0; i < batch; ++i) {
