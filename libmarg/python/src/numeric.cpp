@@ -482,7 +482,12 @@ nb::object call(op kind, nb::handle a_obj, nb::handle b_obj, std::int64_t size,
     torch_api& api = torch_api::get();
     nb::tuple dims = nb::steal<nb::tuple>(PyTuple_New(l.ndim + 1));
     for (int i = 0; i <= l.ndim; ++i) PyTuple_SET_ITEM(dims.ptr(), i, PyLong_FromSize_t(shape[i]));
-    nb::object result = a_obj.attr(api.new_empty)(dims);
+    // the sizes as separate arguments, new_empty(d0, ..., dk): torch's
+    // argument parser reads separate integers faster than one tuple
+    nb::object method = a_obj.attr(api.new_empty);
+    PyObject* made = PyObject_Call(method.ptr(), dims.ptr(), nullptr);
+    if (!made) throw nb::python_error();
+    nb::object result = nb::steal(made);
     void* out = reinterpret_cast<void*>(nb::cast<std::uintptr_t>(result.attr(api.data_ptr)()));
     compute(kind, m, n, a, b, l, out, 1, cuda, producer);
     return result;
