@@ -2,11 +2,11 @@
 // ordered on the stream with no wait. Small problems are one kernel that
 // scales, multiplies and takes logs in shared memory: a warp per problem with
 // the products balanced over its lanes (kernel_log_frag), or a run of outputs
-// per thread (kernel_log_small). Larger ones take per operand the largest and smallest finite value
-// and exp(x - top) into device scratch (one kernel for both operands), one
-// batched linear product, and top_a + top_b + log(v) written to r; problems
-// whose operands span more than one window are then computed directly
-// (kernel_log_direct). Used when every operand is kernel-readable (device or
+// per thread (kernel_log_small). Larger ones take per operand the largest and
+// smallest finite value and exp(x - top) into device scratch (one kernel for
+// both operands), one batched linear product, and top_a + top_b + log(v)
+// written to r; problems whose operands span more than one window are then
+// computed directly (kernel_log_direct). Used when every operand is kernel-readable (device or
 // managed memory). A problem with a NaN or +inf input gets NaN outputs, as
 // on the host.
 #include <algorithm>
@@ -260,6 +260,25 @@ struct small_extents {
     lb = group_reduce<per_warp>(lb, shared, min_op);
     bad = group_reduce<per_warp>(bad, shared, max_op);
   }
+  /// After reduce(): writes NaN (a NaN or +inf input) or -inf (an operand
+  /// all -inf) to the problem's outputs; false, writing nothing, otherwise.
+  __device__ bool write_if_empty(T* out, int lr, int incr, int t, int g) const {
+    if (bad == 0 && ha != -INFINITY && hb != -INFINITY) return false;
+    const T v = bad != 0 ? static_cast<T>(NAN) : static_cast<T>(-INFINITY);
+    for (int k = t; k < lr; k += g) out[std::int64_t{k} * incr] = v;
+    return true;
+  }
+  /// After reduce(): whether both operands fit one window (then scaled by
+  /// their largest values every product is normal in T).
+  __device__ bool one_window() const {
+    return ha - la <= small_width<T> && hb - lb <= small_width<T>;
+  }
+  /// After reduce(): a at places 0 .. m - 1 and b at b0 .. b0 + n - 1 of `s`
+  /// scaled by their largest values.
+  __device__ void scale(T* s, int m, int b0, int n, int t, int g) const {
+    for (int j = t; j < m; j += g) s[j] = exp(s[j] - ha);
+    for (int j = t; j < n; j += g) s[b0 + j] = exp(s[b0 + j] - hb);
+  }
 };
 
 // a (stride inca) into shared places 0 .. m - 1 and b (stride incb) into
@@ -353,6 +372,22 @@ __device__ void small_run_outputs(const T* s, int b0, int m, int n, int k0, int 
     if (k0 + q < lr) out[std::int64_t{k0 + q} * incr] = res[q];
 }
 
+// Every output of a problem whose log values (a at places 0 .. m - 1, b at
+// b0 .. b0 + n - 1 of `s`) span more than one window: runs of small_run
+// outputs per thread t of the g sharing it, by the online log-sum-exp, with
+// a pad of -inf around b.
+template <class T, bool per_warp>
+__device__ void small_lse_outputs(T* s, int b0, int m, int n, int lr, int t, int g, T* out,
+                                  int incr) {
+  if (t < small_run) {
+    s[b0 - 1 - t] = static_cast<T>(-INFINITY);
+    s[b0 + n + t] = static_cast<T>(-INFINITY);
+  }
+  group_sync<per_warp>();
+  for (int k0 = t * small_run; k0 < lr; k0 += g * small_run)
+    small_run_outputs<T, false>(s, b0, m, n, k0, lr, T(0), out, incr);
+}
+
 template <class T, bool per_warp>
 __global__ void kernel_log_small(const T* a, int m, int inca, std::int64_t stridea, const T* b,
                                  int n, int incb, std::int64_t strideb, T* r, int incr,
@@ -375,31 +410,22 @@ __global__ void kernel_log_small(const T* a, int m, int inca, std::int64_t strid
   e.template reduce<per_warp>(reduce_shared);
   const int lr = m + n - 1;
   T* out = r + p * strider;
-  if (e.bad != 0 || e.ha == -INFINITY || e.hb == -INFINITY) {
-    const T v = e.bad != 0 ? static_cast<T>(NAN) : static_cast<T>(-INFINITY);
-    for (int k = t; k < lr; k += g) out[std::int64_t{k} * incr] = v;
+  if (e.write_if_empty(out, lr, incr, t, g)) return;
+  if (!e.one_window()) {
+    small_lse_outputs<T, per_warp>(s, b0, m, n, lr, t, g, out, incr);
     return;
   }
-  const bool one = e.ha - e.la <= small_width<T> && e.hb - e.lb <= small_width<T>;
-  // scaled values (a pad of zeros) or log values (a pad of -inf)
-  if (one) {
-    for (int j = t; j < m; j += g) s[j] = exp(s[j] - e.ha);
-    for (int j = t; j < n; j += g) s[b0 + j] = exp(s[b0 + j] - e.hb);
-  }
+  // scaled values, a pad of zeros around b
+  e.scale(s, m, b0, n, t, g);
   if (t < pad) {
-    const T fill = one ? T(0) : static_cast<T>(-INFINITY);
-    s[b0 - 1 - t] = fill;
-    s[b0 + n + t] = fill;
+    s[b0 - 1 - t] = T(0);
+    s[b0 + n + t] = T(0);
   }
   group_sync<per_warp>();
   // in T: its rounding of the sum is within log_convolve's bound for T
   const T hab = e.ha + e.hb;
-  for (int k0 = t * small_run; k0 < lr; k0 += g * small_run) {
-    if (one)
-      small_run_outputs<T, true>(s, b0, m, n, k0, lr, hab, out, incr);
-    else
-      small_run_outputs<T, false>(s, b0, m, n, k0, lr, hab, out, incr);
-  }
+  for (int k0 = t * small_run; k0 < lr; k0 += g * small_run)
+    small_run_outputs<T, true>(s, b0, m, n, k0, lr, hab, out, incr);
 }
 
 // One-window problems of a warp each, the products balanced over the lanes.
@@ -480,24 +506,13 @@ __global__ void __launch_bounds__(32 * frag_warps)
   e.template reduce<true>(nullptr);
   const int lr = m + n - 1;
   T* out = r + p * strider;
-  if (e.bad != 0 || e.ha == -INFINITY || e.hb == -INFINITY) {
-    const T v = e.bad != 0 ? static_cast<T>(NAN) : static_cast<T>(-INFINITY);
-    for (int k = t; k < lr; k += 32) out[std::int64_t{k} * incr] = v;
-    return;
-  }
-  if (e.ha - e.la > small_width<T> || e.hb - e.lb > small_width<T>) {
+  if (e.write_if_empty(out, lr, incr, t, 32)) return;
+  if (!e.one_window()) {
     // several windows: kernel_log_small's log-sum-exp over runs
-    if (t < small_run) {
-      s[b0 - 1 - t] = static_cast<T>(-INFINITY);
-      s[b0 + n + t] = static_cast<T>(-INFINITY);
-    }
-    __syncwarp();
-    for (int k0 = t * small_run; k0 < lr; k0 += 32 * small_run)
-      small_run_outputs<T, false>(s, b0, m, n, k0, lr, T(0), out, incr);
+    small_lse_outputs<T, true>(s, b0, m, n, lr, t, 32, out, incr);
     return;
   }
-  for (int j = t; j < m; j += 32) s[j] = exp(s[j] - e.ha);
-  for (int j = t; j < n; j += 32) s[b0 + j] = exp(s[b0 + j] - e.hb);
+  e.scale(s, m, b0, n, t, 32);
   for (int i = t; i < plan.apad; i += 32) s[m + i] = T(0);
   for (int i = t; i < R + L + 4; i += 32) s[b0 - 1 - i] = T(0);
   for (int i = t; i < R + 4; i += 32) s[b0 + n + i] = T(0);
@@ -525,10 +540,10 @@ __global__ void __launch_bounds__(32 * frag_warps)
 #pragma unroll
       for (int c = 0; c < VK; ++c) v[R + L - 1 - VK * i - c] = w[c];
     }
+    // output k0 + q takes a_{js + i} b_{k0 + q - js - i}
     T acc[R];
 #pragma unroll
     for (int q = 0; q < R; ++q) acc[q] = T(0);
-      // output k0 + q takes a_{js + i} b_{k0 + q - js - i}
 #pragma unroll
     for (int i = 0; i < L; ++i)
 #pragma unroll
@@ -610,15 +625,16 @@ bool log_convolve_on_device(const log_problem<T>& x, stream_view stream) {
   resident(x.r, kr, extent(lr, x.incr, x.strider, x.batch));
   if (std::int64_t{x.m} * x.n <= small_work && x.m + x.n <= small_max_len) {
     const std::size_t per_problem = sizeof(T) * static_cast<std::size_t>(small_places(x.m, x.n));
-    const bool few = lr <= small_warp_outputs;
-    if (few && launch_log_frag(x, s)) {
-      // a warp per problem, products balanced over its lanes
-    } else if (few) {
-      const auto blocks = (x.batch + small_warps_per_block - 1) / small_warps_per_block;
-      kernel_log_small<T, true><<<static_cast<unsigned>(blocks), 32 * small_warps_per_block,
-                                  small_warps_per_block * per_problem, s>>>(
-          x.a, x.m, x.inca, x.stridea, x.b, x.n, x.incb, x.strideb, x.r, x.incr, x.strider,
-          x.batch);
+    if (lr <= small_warp_outputs) {
+      // a warp per problem: the products balanced over its lanes where the
+      // fragment tables fit, else a run of outputs per lane
+      if (!launch_log_frag(x, s)) {
+        const auto blocks = (x.batch + small_warps_per_block - 1) / small_warps_per_block;
+        kernel_log_small<T, true><<<static_cast<unsigned>(blocks), 32 * small_warps_per_block,
+                                    small_warps_per_block * per_problem, s>>>(
+            x.a, x.m, x.inca, x.stridea, x.b, x.n, x.incb, x.strideb, x.r, x.incr, x.strider,
+            x.batch);
+      }
     } else {
       // a run of small_run outputs per thread, up to 256 threads
       const std::int64_t runs = (lr + small_run - 1) / small_run;
