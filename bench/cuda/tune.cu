@@ -9,6 +9,11 @@
 //
 //   marg_tune --out h200.wisdom [--types float,double] [--max-work 16777216]
 //   marg_tune --check 200 --seed 20261129 --out check.md [--wisdom h200.wisdom]
+//             [--planner auto|rules|model]
+//   marg_tune --dump 800 --seed 7 --out h200.csv
+//   marg_tune --reterm h200.csv --out h200-new.csv
+// `--dump N` times every variant the device supports on N random shapes and
+// writes them with the cost model's terms, for scripts/fit-cost-model.
 #include <cuda_runtime.h>
 #include <CLI/CLI.hpp>
 
@@ -21,12 +26,14 @@
 #include <cstdio>
 #include <ctime>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "cuda/cost_model.hpp"
 #include "cuda/kernels/correlation.cuh"
 #include "cuda/launch.hpp"
 #include "cuda/plan.hpp"
@@ -134,35 +141,65 @@ const char* op_name(marg::detail::banded_op op) {
                                                  : "grad_q";
 }
 
-// the plan (choose_with_wisdom: the rules, or wisdom where imported) against
-// every supported variant forced; returns plan / best
+// Device buffers of one shape's operands (zeros) and result, freed on exit.
 template <class T>
-double check_one(const shape& s, cudaStream_t stream, std::ostream& out) {
-  const auto len = marg::detail::lengths_of(s.op, s.m, s.n);
+struct shape_buffers {
   T *a = nullptr, *b = nullptr, *r = nullptr;
-  cuda_ok(cudaMalloc(&a, sizeof(T) * len.a * s.batch), "cudaMalloc");
-  cuda_ok(cudaMalloc(&b, sizeof(T) * len.b * s.batch), "cudaMalloc");
-  cuda_ok(cudaMalloc(&r, sizeof(T) * len.out * s.batch), "cudaMalloc");
-  cuda_ok(cudaMemset(a, 0, sizeof(T) * len.a * s.batch), "cudaMemset");
-  cuda_ok(cudaMemset(b, 0, sizeof(T) * len.b * s.batch), "cudaMemset");
-  const marg::detail::banded_args<T> x{s.op, s.m,   s.n, a, 1,       len.a,  b,
-                                       1,    len.b, r,   1, len.out, s.batch};
+  marg::detail::banded_args<T> x{};
+  explicit shape_buffers(const shape& s) {
+    const auto len = marg::detail::lengths_of(s.op, s.m, s.n);
+    cuda_ok(cudaMalloc(&a, sizeof(T) * len.a * s.batch), "cudaMalloc");
+    cuda_ok(cudaMalloc(&b, sizeof(T) * len.b * s.batch), "cudaMalloc");
+    cuda_ok(cudaMalloc(&r, sizeof(T) * len.out * s.batch), "cudaMalloc");
+    cuda_ok(cudaMemset(a, 0, sizeof(T) * len.a * s.batch), "cudaMemset");
+    cuda_ok(cudaMemset(b, 0, sizeof(T) * len.b * s.batch), "cudaMemset");
+    x = {s.op, s.m, s.n, a, 1, len.a, b, 1, len.b, r, 1, len.out, s.batch};
+  }
+  ~shape_buffers() {
+    cudaFree(a);
+    cudaFree(b);
+    cudaFree(r);
+  }
+  shape_buffers(const shape_buffers&) = delete;
+  shape_buffers& operator=(const shape_buffers&) = delete;
+};
+
+// calls f(plan, µs) for every variant the device supports for x, forced,
+// with tap_split_of's split
+template <class T, class F>
+void time_variants(const marg::detail::banded_args<T>& x, cudaStream_t stream, F&& f) {
   const auto c = cu::correlation_of(x);
   const cu::device_features& d = cu::current_device_features();
-  const cu::kernel_plan plan = cu::choose_with_wisdom(x, d);
-  double best = -1, planned = -1;
-  const char* best_name = "";
   for (const cu::kernel_variant v : cu::all_variants) {
     if (!cu::variant_supports(v, c, d)) continue;
     const cu::kernel_plan p{v, cu::tap_split_of(v, c, d)};
-    const double t = time_plan(c, p, stream);
-    if (best < 0 || t < best) best = t, best_name = cu::variant_name(v);
-    if (v == plan.variant && p.split == plan.split) planned = t;
+    f(p, time_plan(c, p, stream));
   }
-  if (planned < 0) planned = time_plan(c, plan, stream);
-  cuda_ok(cudaFree(a), "cudaFree");
-  cuda_ok(cudaFree(b), "cudaFree");
-  cuda_ok(cudaFree(r), "cudaFree");
+}
+
+/// where --check's plan comes from
+enum class plan_from { automatic, rules, model };
+
+// the plan (choose_with_wisdom: the rules or the model, and wisdom where
+// imported; or the rules or the model alone) against every supported
+// variant forced; returns plan / best
+template <class T>
+double check_one(const shape& s, plan_from from, cudaStream_t stream, std::ostream& out) {
+  const shape_buffers<T> buf(s);
+  const cu::device_features& d = cu::current_device_features();
+  const cu::kernel_plan plan =
+      from == plan_from::automatic
+          ? cu::choose_with_wisdom(buf.x, d)
+          : cu::choose_from(
+                from == plan_from::rules ? cu::plan_source::rules : cu::plan_source::model, buf.x,
+                d);
+  double best = -1, planned = -1;
+  const char* best_name = "";
+  time_variants(buf.x, stream, [&](const cu::kernel_plan& p, double t) {
+    if (best < 0 || t < best) best = t, best_name = cu::variant_name(p.variant);
+    if (p.variant == plan.variant && p.split == plan.split) planned = t;
+  });
+  if (planned < 0) planned = time_plan(cu::correlation_of(buf.x), plan, stream);
   out << "| " << op_name(s.op) << " | " << (sizeof(T) == 4 ? "float" : "double") << " | " << s.m
       << " | " << s.n << " | " << s.batch << " | " << cu::variant_name(plan.variant) << '/'
       << plan.split << " | " << planned << " | " << best_name << " | " << best << " | "
@@ -170,16 +207,89 @@ double check_one(const shape& s, cudaStream_t stream, std::ostream& out) {
   return planned / best;
 }
 
+// the cost model's terms as the dump's last columns
+std::string terms_csv(const cu::cost_terms& k) {
+  std::ostringstream o;
+  o.precision(10);
+  o << k.waves << ',' << k.wave_steps_us << ',' << k.load_macs_us << ',' << k.load_elems_us << ','
+    << k.bytes_us;
+  return o.str();
+}
+
+// the dump's column names
+constexpr const char* dump_columns =
+    "type,op,m,n,batch,la,lx,lout,lead,variant,split,us,waves,wave_steps_us,load_macs_us,"
+    "load_elems_us,bytes_us";
+
+// --dump: one CSV row per shape and supported variant, forced: the shape,
+// its correlation, the variant, its split, its time and the cost model's
+// terms (scripts/fit-cost-model reads them)
+template <class T>
+void dump_one(const shape& s, cudaStream_t stream, std::ostream& out) {
+  const shape_buffers<T> buf(s);
+  const auto c = cu::correlation_of(buf.x);
+  const cu::device_features& d = cu::current_device_features();
+  time_variants(buf.x, stream, [&](const cu::kernel_plan& p, double t) {
+    const cu::cost_terms k = cu::cost_terms_of(p.variant, c, p.split, d);
+    out << (sizeof(T) == 4 ? "float" : "double") << ',' << op_name(s.op) << ',' << s.m << ',' << s.n
+        << ',' << s.batch << ',' << c.la << ',' << c.lx << ',' << c.lout << ',' << c.lead << ','
+        << cu::variant_name(p.variant) << ',' << p.split << ',' << t << ',' << terms_csv(k) << '\n';
+  });
+}
+
+// the header lines of a table or dump: the library, the device, its driver,
+// the date and the command
+std::string header_lines(const std::string& command) {
+  cudaDeviceProp p{};
+  int device = 0, driver = 0;
+  cuda_ok(cudaGetDevice(&device), "cudaGetDevice");
+  cuda_ok(cudaGetDeviceProperties(&p, device), "cudaGetDeviceProperties");
+  cuda_ok(cudaDriverGetVersion(&driver), "cudaDriverGetVersion");
+  const std::time_t now = std::time(nullptr);
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
+  std::ostringstream h;
+  h << "# libmarg " << marg::version() << ", " << p.name << " (sm_" << p.major << p.minor << ", "
+    << p.multiProcessorCount << " SMs), CUDA driver " << driver / 1000 << '.' << driver % 1000 / 10
+    << ", " << date << '\n'
+    << "# command: " << command << '\n';
+  return h.str();
+}
+
+// --dump: every supported variant on `count` random shapes (seeded)
+int dump(int count, std::uint64_t seed, const std::string& path, const std::string& command) {
+  cudaStream_t stream = nullptr;
+  cuda_ok(cudaStreamCreate(&stream), "cudaStreamCreate");
+  const cu::device_features& d = cu::current_device_features();
+  std::ofstream f(path);
+  f << header_lines(command) << "# device: capability=" << d.capability << " hopper=" << d.hopper
+    << " multiprocessors=" << d.multiprocessors << " clock_mhz=" << d.clock_mhz
+    << " bandwidth_gbs=" << d.bandwidth_gbs << '\n'
+    << dump_columns << '\n';
+  for (const shape& s : random_shapes(count, seed)) {
+    if (s.is_double)
+      dump_one<double>(s, stream, f);
+    else
+      dump_one<float>(s, stream, f);
+  }
+  cuda_ok(cudaStreamDestroy(stream), "cudaStreamDestroy");
+  if (!f) throw std::runtime_error("cannot write " + path);
+  std::printf("marg_tune: %d shapes (seed %llu), every supported variant, in %s\n", count,
+              static_cast<unsigned long long>(seed), path.c_str());
+  return 0;
+}
+
 // --check: the planner on `count` random shapes; exit status 0
-int check(int count, std::uint64_t seed, const std::string& path, const std::string& command) {
+int check(int count, std::uint64_t seed, plan_from from, const std::string& path,
+          const std::string& command) {
   cudaStream_t stream = nullptr;
   cuda_ok(cudaStreamCreate(&stream), "cudaStreamCreate");
   std::ostringstream rows;
   double log_sum = 0, worst = 0;
   int over_10 = 0, over_50 = 0;
   for (const shape& s : random_shapes(count, seed)) {
-    const double q =
-        s.is_double ? check_one<double>(s, stream, rows) : check_one<float>(s, stream, rows);
+    const double q = s.is_double ? check_one<double>(s, from, stream, rows)
+                                 : check_one<float>(s, from, stream, rows);
     log_sum += std::log(q);
     worst = std::max(worst, q);
     over_10 += q > 1.1;
@@ -202,6 +312,59 @@ int check(int count, std::uint64_t seed, const std::string& path, const std::str
   return 0;
 }
 
+// --reterm: a dump's rows with this build's cost-model terms, for a model
+// changed since the dump was measured; reads the device from the dump's
+// "# device:" line, needs no GPU
+int reterm(const std::string& in, const std::string& path) {
+  std::ifstream f(in);
+  if (!f) throw std::runtime_error("cannot read " + in);
+  std::ostringstream o;
+  cu::device_features d;
+  std::string line;
+  bool device_seen = false;
+  while (std::getline(f, line)) {
+    if (line.rfind("# device:", 0) == 0) {
+      int hopper = 0;
+      if (std::sscanf(line.c_str(),
+                      "# device: capability=%d hopper=%d multiprocessors=%d clock_mhz=%d "
+                      "bandwidth_gbs=%d",
+                      &d.capability, &hopper, &d.multiprocessors, &d.clock_mhz,
+                      &d.bandwidth_gbs) != 5)
+        throw std::runtime_error(in + ": a bad device line: " + line);
+      d.hopper = hopper != 0;
+      device_seen = true;
+    }
+    if (line.empty() || line[0] == '#' || line.rfind("type,", 0) == 0) {
+      o << (line.rfind("type,", 0) == 0 ? std::string(dump_columns) : line) << '\n';
+      continue;
+    }
+    if (!device_seen) throw std::runtime_error(in + ": no device line before the rows");
+    std::vector<std::string> col;
+    std::istringstream fields(line);
+    for (std::string c; std::getline(fields, c, ',');) col.push_back(c);
+    if (col.size() < 12) throw std::runtime_error(in + ": a short row: " + line);
+    const auto v =
+        std::find_if(std::begin(cu::all_variants), std::end(cu::all_variants),
+                     [&](cu::kernel_variant k) { return col[9] == cu::variant_name(k); });
+    if (v == std::end(cu::all_variants)) throw std::runtime_error(in + ": a bad variant: " + line);
+    const auto terms = [&](auto zero) {
+      cu::correlation_view<decltype(zero)> c{};
+      c.la = std::stoi(col[5]);
+      c.lx = std::stoi(col[6]);
+      c.lout = std::stoi(col[7]);
+      c.lead = std::stoi(col[8]);
+      c.batch = std::stoi(col[4]);
+      return cu::cost_terms_of(*v, c, std::stoi(col[10]), d);
+    };
+    for (int i = 0; i < 12; ++i) o << col[i] << ',';
+    o << terms_csv(col[0] == "double" ? terms(0.0) : terms(0.0f)) << '\n';
+  }
+  std::ofstream out(path);
+  out << o.str();
+  if (!out) throw std::runtime_error("cannot write " + path);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -218,7 +381,23 @@ int main(int argc, char** argv) {
                  "instead of tuning: time the plan against every variant on this many random "
                  "shapes")
       ->check(CLI::Range(1, 100000));
-  app.add_option("--seed", seed, "the random shapes' seed (with --check)");
+  int dump_count = 0;
+  app.add_option("--dump", dump_count,
+                 "instead of tuning: time every supported variant on this many random shapes and "
+                 "write them as CSV with the cost model's terms (scripts/fit-cost-model)")
+      ->check(CLI::Range(1, 100000))
+      ->excludes("--check");
+  std::string reterm_in;
+  app.add_option("--reterm", reterm_in,
+                 "instead of measuring: rewrite the cost-model terms of a --dump file with this "
+                 "build's model (no GPU needed)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--seed", seed, "the random shapes' seed (with --check and --dump)");
+  std::string planner = "auto";
+  app.add_option("--planner", planner,
+                 "with --check: the plan of the library (auto), of the preference rules alone or "
+                 "of the cost model alone")
+      ->check(CLI::IsMember({"auto", "rules", "model"}));
   std::string wisdom;
   app.add_option("--wisdom", wisdom, "with --check: a wisdom file the plan uses")
       ->check(CLI::ExistingFile);
@@ -230,6 +409,7 @@ int main(int argc, char** argv) {
   std::ostringstream command;
   for (int i = 0; i < argc; ++i) command << (i ? " " : "") << argv[i];
   try {
+    if (!reterm_in.empty()) return reterm(reterm_in, out);
     if (*marg::cuda_unusable_reason() != '\0') {
       std::fprintf(stderr, "marg_tune: %s\n", marg::cuda_unusable_reason());
       return 1;
@@ -238,8 +418,12 @@ int main(int argc, char** argv) {
     if (check_count > 0) {
       marg::forget_wisdom();
       if (!wisdom.empty()) marg::import_wisdom(wisdom);
-      return check(check_count, seed, out, command.str());
+      const plan_from from = planner == "rules"   ? plan_from::rules
+                             : planner == "model" ? plan_from::model
+                                                  : plan_from::automatic;
+      return check(check_count, seed, from, out, command.str());
     }
+    if (dump_count > 0) return dump(dump_count, seed, out, command.str());
     marg::forget_wisdom();
     marg::set_planner_mode(marg::planner_mode::measure);
     cudaStream_t stream = nullptr;
@@ -252,23 +436,12 @@ int main(int argc, char** argv) {
     }
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    cudaDeviceProp p{};
-    int device = 0, driver = 0;
-    cuda_ok(cudaGetDevice(&device), "cudaGetDevice");
-    cuda_ok(cudaGetDeviceProperties(&p, device), "cudaGetDeviceProperties");
-    cuda_ok(cudaDriverGetVersion(&driver), "cudaDriverGetVersion");
     const std::string w = marg::wisdom_text();
     // the format's header line first (import_wisdom checks it), then ours
     const std::size_t eol = w.find('\n') + 1;
-    const std::time_t now = std::time(nullptr);
-    char date[32];
-    std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
     std::ofstream f(out);
-    f << w.substr(0, eol) << "# libmarg " << marg::version() << ", " << p.name << " (sm_" << p.major
-      << p.minor << ", " << p.multiProcessorCount << " SMs), CUDA driver " << driver / 1000 << '.'
-      << driver % 1000 / 10 << ", " << date << '\n'
-      << "# command: " << command.str() << '\n'
-      << "# " << classes << " shape classes measured in " << seconds << " s\n"
+    f << w.substr(0, eol) << header_lines(command.str()) << "# " << classes
+      << " shape classes measured in " << seconds << " s\n"
       << w.substr(eol);
     if (!f) throw std::runtime_error("cannot write " + out);
     std::printf("marg_tune: %d classes in %.1f s, wisdom in %s\n", classes, seconds, out.c_str());

@@ -41,17 +41,18 @@ struct named_device {
 };
 
 // capability, Hopper features, sm_80 features, sm_90a code, SMs, opt-in
-// shared memory per block (the vendors' data sheets and CUDA's occupancy
-// tables)
+// shared memory per block, boost clock in MHz, memory bandwidth in GB/s (the
+// vendors' data sheets and CUDA's occupancy tables; the H200's clock and
+// bandwidth as the library reads them there)
 const std::vector<named_device>& devices() {
   static const std::vector<named_device> d{
-      {"H200", {90, true, true, true, 132, 232448}},
-      {"H100-PCIe", {90, true, true, true, 114, 232448}},
-      {"H200-generic", {90, false, true, false, 132, 232448}},
-      {"A100", {80, false, true, false, 108, 166912}},
-      {"L4", {89, false, true, false, 58, 101376}},
-      {"RTX4000-Ada", {89, false, true, false, 48, 101376}},
-      {"T4", {75, false, false, false, 40, 65536}},
+      {"H200", {90, true, true, true, 132, 232448, 1980, 4814}},
+      {"H100-PCIe", {90, true, true, true, 114, 232448, 1755, 2039}},
+      {"H200-generic", {90, false, true, false, 132, 232448, 1980, 4814}},
+      {"A100", {80, false, true, false, 108, 166912, 1410, 2039}},
+      {"L4", {89, false, true, false, 58, 101376, 2040, 300}},
+      {"RTX4000-Ada", {89, false, true, false, 48, 101376, 2175, 360}},
+      {"T4", {75, false, false, false, 40, 65536, 1590, 320}},
   };
   return d;
 }
@@ -208,6 +209,43 @@ TEMPLATE_TEST_CASE("planner: devices without the Hopper features run the generic
       CHECK(p.variant != kernel_variant::wgmma);
     }
     if (std::is_same_v<TestType, float> && d.f.wgmma) CHECK(p.variant == kernel_variant::wgmma);
+  }
+}
+
+TEMPLATE_TEST_CASE("planner: the cost model decides off the rules' device class", "[planner]",
+                   float, double) {
+  using marg::detail::cuda::modelled_time;
+  for (const named_device& d : devices()) {
+    const bool rules = std::string(d.name) == "H200" || std::string(d.name) == "H100-PCIe";
+    CHECK(marg::detail::cuda::rules_fitted_to(d.f) == rules);
+    // the same device with half the multiprocessors
+    device_features half = d.f;
+    half.multiprocessors /= 2;
+    for (const banded_op op : {banded_op::convolve, banded_op::grad_p, banded_op::grad_q})
+      for (const shape& s : shapes()) {
+        const auto x = args_of<TestType>(op, s);
+        const shape twice{s.m, s.n, 2 * s.batch};
+        double fastest = -1;
+        kernel_variant fastest_v = kernel_variant::small;
+        for (const kernel_variant v : marg::detail::cuda::all_variants) {
+          if (!marg::detail::cuda::supports(v, x, d.f)) continue;
+          CAPTURE(d.name, op_name(op), s.m, s.n, s.batch, marg::detail::cuda::variant_name(v));
+          const double t = modelled_time(v, x, d.f);
+          // the fit covers every variant a device without the rules runs,
+          // and wgmma only where the device has sm_90a code
+          if (v != kernel_variant::wgmma || sizeof(TestType) == 4) CHECK(t > 0);
+          if (t <= 0) continue;
+          CHECK(std::isfinite(t));
+          if (fastest < 0 || t < fastest) fastest = t, fastest_v = v;
+          // more problems, or fewer multiprocessors, never model faster
+          if (marg::detail::cuda::supports(v, args_of<TestType>(op, twice), d.f))
+            CHECK(modelled_time(v, args_of<TestType>(op, twice), d.f) >= t);
+          if (marg::detail::cuda::supports(v, x, half)) CHECK(modelled_time(v, x, half) >= t);
+        }
+        // off the rules' class the plan is the variant modelled fastest
+        const kernel_plan p = marg::detail::cuda::choose(x, d.f);
+        if (!rules) CHECK(p.variant == fastest_v);
+      }
   }
 }
 

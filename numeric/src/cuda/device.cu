@@ -154,6 +154,13 @@ const device_features& current_device_features() {
     MARG_CUDA_TRY(cudaDeviceGetAttribute(&f.multiprocessors, cudaDevAttrMultiProcessorCount, dev));
     MARG_CUDA_TRY(
         cudaDeviceGetAttribute(&f.max_smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    // clocks in kHz; the memory moves two words per clock over its bus
+    int clock_khz = 0, memory_khz = 0, bus_bits = 0;
+    MARG_CUDA_TRY(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, dev));
+    MARG_CUDA_TRY(cudaDeviceGetAttribute(&memory_khz, cudaDevAttrMemoryClockRate, dev));
+    MARG_CUDA_TRY(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, dev));
+    f.clock_mhz = clock_khz / 1000;
+    f.bandwidth_gbs = static_cast<int>(2.0 * memory_khz * 1e3 * (bus_bits / 8) / 1e9);
     cached_device = dev;
   }
   return f;

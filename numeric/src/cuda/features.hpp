@@ -28,6 +28,12 @@ struct device_features {
   /// shared memory one block may opt in to, in bytes: the lane variant's
   /// slabs must fit
   int max_smem = 0;
+  /// the multiprocessors' clock in MHz: the cost model's cycles (0: unknown,
+  /// the model assumes 1500)
+  int clock_mhz = 0;
+  /// memory bandwidth in GB/s: the cost model's streaming time (0: unknown,
+  /// the model assumes 1000)
+  int bandwidth_gbs = 0;
 };
 
 /// @return the features of the calling thread's current device (cached per

@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "../detail/wisdom.hpp"
+#include "cost_model.hpp"
 #include "cuda_check.hpp"
 #include "kernels/cluster.cuh"
 #include "kernels/tiled.cuh"
@@ -428,7 +429,7 @@ kernel_plan on_device(kernel_variant v, const correlation_view<T>& c, int split,
 
 // The preference rules in order: the first that claims `c` names the variant.
 template <class T>
-kernel_plan choose_for(const correlation_view<T>& c, const device_features& dev) {
+kernel_plan choose_rules(const correlation_view<T>& c, const device_features& dev) {
   using tun = tiled_tunings<T>;
   if (const auto v = modelled_conv(c, dev)) return on_device(*v, c, 1, dev);
   if (lane_preferred(c, dev)) return on_device(kernel_variant::lane, c, 1, dev);
@@ -454,6 +455,13 @@ kernel_plan choose_for(const correlation_view<T>& c, const device_features& dev)
   return on_device(kernel_variant::small, c, tap_split<typename tun::small>(c, dev), dev);
 }
 
+// The plan of `c` on `dev`: the rules on the device class they are fitted
+// to, the cost model elsewhere.
+template <class T>
+kernel_plan choose_for(const correlation_view<T>& c, const device_features& dev) {
+  return rules_fitted_to(dev) ? choose_rules(c, dev) : modelled_plan(c, dev);
+}
+
 }  // namespace
 
 template <class T>
@@ -475,9 +483,19 @@ int tap_split_of(kernel_variant v, const correlation_view<T>& c, const device_fe
   }
 }
 
+bool rules_fitted_to(const device_features& dev) {
+  return dev.capability == 90 && dev.hopper;
+}
+
 template <class T>
 kernel_plan choose(const banded_args<T>& x, const device_features& dev) {
   return choose_for(correlation_of(x), dev);
+}
+
+template <class T>
+kernel_plan choose_from(plan_source source, const banded_args<T>& x, const device_features& dev) {
+  const correlation_view<T> c = correlation_of(x);
+  return source == plan_source::model ? modelled_plan(c, dev) : choose_rules(c, dev);
 }
 
 namespace {
@@ -599,6 +617,10 @@ template void launch_banded<float>(const banded_args<float>&, cudaStream_t);
 template void launch_banded<double>(const banded_args<double>&, cudaStream_t);
 template kernel_plan choose<float>(const banded_args<float>&, const device_features&);
 template kernel_plan choose<double>(const banded_args<double>&, const device_features&);
+template kernel_plan choose_from<float>(plan_source, const banded_args<float>&,
+                                        const device_features&);
+template kernel_plan choose_from<double>(plan_source, const banded_args<double>&,
+                                         const device_features&);
 template kernel_plan choose_with_wisdom<float>(const banded_args<float>&, const device_features&);
 template kernel_plan choose_with_wisdom<double>(const banded_args<double>&, const device_features&);
 template int tap_split_of<float>(kernel_variant, const correlation_view<float>&,

@@ -75,9 +75,12 @@ struct kernel_plan {
   int split = 1;
 };
 
-/// The plan for product `x` on device `d`: the variants' preference rules
+/// The plan for product `x` on device `d`: on the device class the rules
+/// are fitted to (rules_fitted_to), the variants' preference rules
 /// (launch_banded.cu and each variant's *_preferred) in order, then what
-/// `d` can run (a variant it lacks gives way to the generic tile). Reads
+/// `d` can run (a variant it lacks gives way to the generic tile); on any
+/// other device, the variant `d` supports that the cost model
+/// (cost_model.hpp) times fastest. Reads
 /// nothing but its arguments: the operands' pointers only for their
 /// alignment. The same inputs give the same plan.
 /// @param x the checked product
@@ -85,6 +88,39 @@ struct kernel_plan {
 /// @return the variant and split launch_banded uses
 template <class T>
 kernel_plan choose(const banded_args<T>& x, const device_features& d);
+
+/// Where a plan comes from: the preference rules (launch_banded.cu, fitted
+/// to 132-multiprocessor Hopper chips) or the cost model (cost_model.hpp,
+/// from the device's description and coefficients fitted by
+/// scripts/fit-cost-model).
+enum class plan_source { rules, model };
+
+/// Whether the preference rules decide on `d`: a Hopper device (sm_90) with
+/// its Hopper features, the class they are fitted to; every other device
+/// (older architectures, newer ones, a Hopper with MARG_CUDA_GENERIC) gets
+/// the cost model's plan.
+/// @param d the device
+/// @return true where choose() asks the rules
+bool rules_fitted_to(const device_features& d);
+
+/// The plan for product `x` on device `d` from `source`; either passes
+/// through what `d` supports for `x`. choose() is this with the source for
+/// `d`; marg_tune --check compares the two.
+/// @param source the rules or the model
+/// @param x the checked product
+/// @param d the device
+/// @return the variant and split
+template <class T>
+kernel_plan choose_from(plan_source source, const banded_args<T>& x, const device_features& d);
+
+/// The cost model's time of variant `v` for product `x` on device `d`, with
+/// the variant's tap split there (cost_model.hpp, modelled_us).
+/// @param v the variant
+/// @param x the checked product
+/// @param d the device
+/// @return µs, or a negative value where the model has no coefficients for `v`
+template <class T>
+double modelled_time(kernel_variant v, const banded_args<T>& x, const device_features& d);
 
 /// choose(), then the wisdom imported or measured for x's shape class on
 /// d's device class (marg::import_wisdom, numeric/planner.hpp): its variant
