@@ -591,11 +591,12 @@ void bind_numeric(nb::module_& m) {
       [](nb::ndarray<nb::ro, double, nb::ndim<1>, nb::c_contig> p,
          nb::ndarray<nb::ro, double, nb::ndim<1>, nb::c_contig> q,
          nb::ndarray<double, nb::ndim<1>, nb::c_contig> r, int calls,
-         std::optional<std::uintptr_t> stream) {
+         std::optional<std::uintptr_t> stream, bool wait) {
         // the C++ side of bench/python/overhead.py for arrays of any
         // framework and device, doing what marg.convolve does around the
         // product: on a producer's stream the calls are ordered on it and
-        // waited for once; otherwise CUDA memory is synchronized per call
+        // waited for once at the end (inside the timed region with `wait`,
+        // after it without); otherwise CUDA memory is synchronized per call
         const int m_ = static_cast<int>(p.shape(0)), n_ = static_cast<int>(q.shape(0));
         if (r.shape(0) != p.shape(0) + q.shape(0) - 1 || p.device_type() != r.device_type() ||
             q.device_type() != r.device_type())
@@ -612,14 +613,20 @@ void bind_numeric(nb::module_& m) {
         if (cuda) marg::synchronize(s);
         const auto t0 = std::chrono::steady_clock::now();
         for (int i = 0; i < calls; ++i) once();
-        if (cuda) marg::synchronize(s);
-        const auto t1 = std::chrono::steady_clock::now();
+        auto t1 = std::chrono::steady_clock::now();
+        if (cuda) {
+          marg::synchronize(s);
+          if (wait) t1 = std::chrono::steady_clock::now();
+        }
         return std::chrono::duration<double>(t1 - t0).count() / calls;
       },
-      "p"_a, "q"_a, "r"_a, "calls"_a, "stream"_a = nb::none(),
+      "p"_a, "q"_a, "r"_a, "calls"_a, "stream"_a = nb::none(), "wait"_a = true,
       "Seconds per call of marg::convolve<double> on the arrays' memory (host or CUDA), timed in "
-      "C++: on `stream` (a CUDA stream handle) waited for once, else synchronized per call for "
-      "CUDA memory as marg.convolve does.");
+      "C++ over `calls` calls after one untimed call: on `stream` (a CUDA stream handle) the "
+      "calls are waited for once at the end, else synchronized per call for CUDA memory as "
+      "marg.convolve does. With wait=True the final wait is inside the timed region; with "
+      "wait=False the clock stops when the last call is issued and the wait follows, so the "
+      "time is the host's time to issue the calls.");
   m.def(
       "_data_ptr",
       [](nb::handle x) {
