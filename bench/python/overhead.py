@@ -166,14 +166,15 @@ def main():
     if args.processes == 1:
         rows = run(args)
         if args.json:
-            json.dump(rows, sys.stdout)
+            print(json.dumps(rows))
             return
         procs = None
     else:
         child = [sys.executable, os.path.abspath(__file__), "--sizes", *map(str, args.sizes),
                  "--rounds", str(args.rounds), "--burst", str(args.burst), "--json"]
+        # a child's rows are its last line of output
         procs = [json.loads(subprocess.run(child, stdout=subprocess.PIPE, text=True,
-                                           check=True).stdout)
+                                           check=True).stdout.splitlines()[-1])
                  for _ in range(args.processes)]
 
     print("backend: cpu for host arrays, automatic (CUDA) for CUDA tensors on torch's current "
