@@ -11,13 +11,13 @@ burst of --burst calls of each of the three, in an order that rotates from
 round to round. The timed region is the host's time to issue a burst:
 time.perf_counter around a plain loop with the garbage collector off, and the
 C++ loop times itself with std::chrono::steady_clock. On CUDA all three run on
-torch's current stream; a burst is shorter than CUDA's launch queue, so the
-host does not wait for the GPU inside it; the GPU is waited for
-(torch.cuda.synchronize) after each timed region, before the next burst.
-Host arrays need no wait. A row gives the medians over rounds of the
+torch's current stream; the default burst is fewer calls than CUDA's launch
+queue holds, so the host does not wait for the GPU inside it; the GPU is
+waited for (torch.cuda.synchronize) after each timed region, before the next
+burst. Host arrays need no wait. A row gives the medians over rounds of the
 microseconds per call, and each overhead as the median over rounds of the
-paired difference (the Python burst minus the C++ burst of the same round)
-with the interquartile range of that difference.
+paired difference (the Python burst's time per call minus the C++ burst's in
+the same round) with the interquartile range of that difference.
 
 With --processes N > 1 the script runs itself in N child processes, one after
 another, with the same arguments, and prints each child's row and the median
