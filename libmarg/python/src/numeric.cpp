@@ -39,10 +39,18 @@ constexpr int max_dims = 32;
 enum class framework { numpy, torch, jax, cupy };
 
 framework framework_of(nb::handle o) {
-  // keyed by type, read and written under the GIL
+  // keyed by type, read and written under the GIL; the last type seen is
+  // compared first, since a call's operands are mostly of one type
   static std::unordered_map<PyTypeObject*, framework> cache;
+  static PyTypeObject* last_type = nullptr;
+  static framework last = framework::numpy;
   PyTypeObject* t = Py_TYPE(o.ptr());
-  if (auto it = cache.find(t); it != cache.end()) return it->second;
+  if (t == last_type) return last;
+  if (auto it = cache.find(t); it != cache.end()) {
+    last_type = t;
+    last = it->second;
+    return last;
+  }
   nb::object mod = nb::handle(reinterpret_cast<PyObject*>(t)).attr("__module__");
   std::string name = nb::isinstance<nb::str>(mod) ? nb::cast<std::string>(mod) : "";
   framework f = framework::numpy;  // numpy and other buffer-protocol objects
@@ -53,6 +61,8 @@ framework framework_of(nb::handle o) {
   else if (name.rfind("cupy", 0) == 0)
     f = framework::cupy;
   cache.emplace(t, f);
+  last_type = t;
+  last = f;
   return f;
 }
 
@@ -75,15 +85,17 @@ struct operand {
 template <class Array>
 operand describe(const char* function, const char* name, const Array& a) {
   operand o;
-  const std::string where = std::string(function) + ": " + name;
-  if (a.ndim() < 1 || a.ndim() > max_dims)
-    throw nb::value_error((where + " must have 1 to 32 axes").c_str());
+  // the message is built only when a check fails
+  auto fail = [&](const char* what) {
+    throw nb::value_error((std::string(function) + ": " + name + what).c_str());
+  };
+  if (a.ndim() < 1 || a.ndim() > max_dims) fail(" must have 1 to 32 axes");
   if (a.dtype() == nb::dtype<double>())
     o.f32 = false;
   else if (a.dtype() == nb::dtype<float>())
     o.f32 = true;
   else
-    throw nb::value_error((where + " must be float32 or float64").c_str());
+    fail(" must be float32 or float64");
   o.data = a.data();
   o.ndim = static_cast<int>(a.ndim()) - 1;
   for (int i = 0; i < o.ndim; ++i) {
@@ -93,27 +105,32 @@ operand describe(const char* function, const char* name, const Array& a) {
   o.length = static_cast<std::int64_t>(a.shape(a.ndim() - 1));
   // an empty array's strides may be anything
   o.inc = o.length == 1 || a.size() == 0 ? 1 : a.stride(a.ndim() - 1);
-  if (o.inc < 1)
-    throw nb::value_error(
-        (where + ": the last axis needs a positive stride (make the array contiguous)").c_str());
-  if (o.length > INT_MAX || o.inc > INT_MAX)
-    throw nb::value_error((where + ": the last axis is longer than 2^31 - 1").c_str());
+  if (o.inc < 1) fail(": the last axis needs a positive stride (make the array contiguous)");
+  if (o.length > INT_MAX || o.inc > INT_MAX) fail(": the last axis is longer than 2^31 - 1");
   o.device_type = a.device_type();
   o.device_id = a.device_id();
   if (a.device_type() != nb::device::cpu::value && !is_cuda(a.device_type()))
-    throw nb::value_error((where + " must be in host or CUDA memory").c_str());
+    fail(" must be in host or CUDA memory");
   return o;
 }
 
 /// torch's names, looked up once: torch tensors are read through their
 /// attributes rather than DLPack, whose export costs torch several
 /// microseconds per tensor (an event recorded and waited on for CUDA), most
-/// of a small call's time. Never freed: it may outlive the interpreter.
+/// of a small call's time. The names are interned, as Python's own attribute
+/// names are, so that dictionary lookups match them by identity. Never freed:
+/// it may outlive the interpreter.
 struct torch_api {
   nb::object float32, float64, raw_stream;
-  nb::str dtype{"dtype"}, requires_grad{"requires_grad"}, shape{"shape"}, stride{"stride"},
-      data_ptr{"data_ptr"}, is_cuda{"is_cuda"}, is_cpu{"is_cpu"}, get_device{"get_device"},
-      new_empty{"new_empty"};
+  nb::str dtype = intern("dtype"), requires_grad = intern("requires_grad"), shape = intern("shape"),
+          stride = intern("stride"), data_ptr = intern("data_ptr"), is_cuda = intern("is_cuda"),
+          is_cpu = intern("is_cpu"), get_device = intern("get_device"),
+          new_empty = intern("new_empty");
+  static nb::str intern(const char* name) {
+    PyObject* s = PyUnicode_InternFromString(name);
+    if (!s) throw nb::python_error();
+    return nb::steal<nb::str>(s);
+  }
   torch_api() {
     nb::module_ torch = nb::module_::import_("torch");
     float32 = torch.attr("float32");
@@ -137,6 +154,16 @@ struct torch_api {
   }
 };
 
+/// self.name(): PyObject_VectorcallMethod calls the method without making a
+/// bound method object, which `self.attr(name)()` makes on every call.
+nb::object call_method(nb::handle self, nb::handle name) {
+  PyObject* args[2] = {nullptr, self.ptr()};  // args[0]: room for the callee
+  PyObject* r =
+      PyObject_VectorcallMethod(name.ptr(), args + 1, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr);
+  if (!r) throw nb::python_error();
+  return nb::steal(r);
+}
+
 /// A torch tensor as an operand (the same checks as describe()).
 operand describe_torch(const char* function, const char* name, nb::handle t) {
   torch_api& api = torch_api::get();
@@ -153,7 +180,7 @@ operand describe_torch(const char* function, const char* name, nb::handle t) {
     fail(" must be float32 or float64");
   if (nb::cast<bool>(t.attr(api.requires_grad)))
     fail(" requires grad: marg.torch.convolve differentiates, or pass a detached tensor");
-  nb::object shape = t.attr(api.shape), stride = t.attr(api.stride)();
+  nb::object shape = t.attr(api.shape), stride = call_method(t, api.stride);
   const Py_ssize_t nd = PyTuple_Size(shape.ptr());
   if (nd < 1 || nd > max_dims) fail(" must have 1 to 32 axes");
   std::int64_t size = 1, last_stride = 1;
@@ -173,10 +200,10 @@ operand describe_torch(const char* function, const char* name, nb::handle t) {
   o.inc = o.length == 1 || size == 0 ? 1 : last_stride;
   if (o.inc < 1) fail(": the last axis needs a positive stride (make the array contiguous)");
   if (o.length > INT_MAX || o.inc > INT_MAX) fail(": the last axis is longer than 2^31 - 1");
-  o.data = reinterpret_cast<const void*>(nb::cast<std::uintptr_t>(t.attr(api.data_ptr)()));
+  o.data = reinterpret_cast<const void*>(nb::cast<std::uintptr_t>(call_method(t, api.data_ptr)));
   if (nb::cast<bool>(t.attr(api.is_cuda))) {
     o.device_type = nb::device::cuda::value;
-    o.device_id = nb::cast<int>(t.attr(api.get_device)());
+    o.device_id = nb::cast<int>(call_method(t, api.get_device));
   } else if (nb::cast<bool>(t.attr(api.is_cpu))) {
     o.device_type = nb::device::cpu::value;
   } else {
@@ -480,15 +507,24 @@ nb::object call(op kind, nb::handle a_obj, nb::handle b_obj, std::int64_t size,
     // torch's allocator (stream-ordered on torch's stream): a contiguous
     // tensor of a's dtype and device, so only its address is read
     torch_api& api = torch_api::get();
-    nb::tuple dims = nb::steal<nb::tuple>(PyTuple_New(l.ndim + 1));
-    for (int i = 0; i <= l.ndim; ++i) PyTuple_SET_ITEM(dims.ptr(), i, PyLong_FromSize_t(shape[i]));
     // the sizes as separate arguments, new_empty(d0, ..., dk): torch's
-    // argument parser reads separate integers faster than one tuple
-    nb::object method = a_obj.attr(api.new_empty);
-    PyObject* made = PyObject_Call(method.ptr(), dims.ptr(), nullptr);
+    // argument parser reads separate integers faster than one tuple; called
+    // as a.new_empty through PyObject_VectorcallMethod (no bound method)
+    nb::object dims[max_dims + 1];
+    PyObject* args[max_dims + 3] = {nullptr, a_obj.ptr()};  // args[0]: room for the callee
+    for (int i = 0; i <= l.ndim; ++i) {
+      PyObject* d = PyLong_FromSize_t(shape[i]);
+      if (!d) throw nb::python_error();
+      dims[i] = nb::steal(d);
+      args[i + 2] = d;
+    }
+    const std::size_t nargs = static_cast<std::size_t>(l.ndim) + 2;
+    PyObject* made = PyObject_VectorcallMethod(api.new_empty.ptr(), args + 1,
+                                               nargs | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr);
     if (!made) throw nb::python_error();
     nb::object result = nb::steal(made);
-    void* out = reinterpret_cast<void*>(nb::cast<std::uintptr_t>(result.attr(api.data_ptr)()));
+    void* out =
+        reinterpret_cast<void*>(nb::cast<std::uintptr_t>(call_method(result, api.data_ptr)));
     compute(kind, m, n, a, b, l, out, 1, cuda, producer);
     return result;
   }
@@ -591,11 +627,12 @@ void bind_numeric(nb::module_& m) {
       [](nb::ndarray<nb::ro, double, nb::ndim<1>, nb::c_contig> p,
          nb::ndarray<nb::ro, double, nb::ndim<1>, nb::c_contig> q,
          nb::ndarray<double, nb::ndim<1>, nb::c_contig> r, int calls,
-         std::optional<std::uintptr_t> stream) {
+         std::optional<std::uintptr_t> stream, bool wait) {
         // the C++ side of bench/python/overhead.py for arrays of any
         // framework and device, doing what marg.convolve does around the
         // product: on a producer's stream the calls are ordered on it and
-        // waited for once; otherwise CUDA memory is synchronized per call
+        // waited for once at the end (inside the timed region with `wait`,
+        // after it without); otherwise CUDA memory is synchronized per call
         const int m_ = static_cast<int>(p.shape(0)), n_ = static_cast<int>(q.shape(0));
         if (r.shape(0) != p.shape(0) + q.shape(0) - 1 || p.device_type() != r.device_type() ||
             q.device_type() != r.device_type())
@@ -612,14 +649,20 @@ void bind_numeric(nb::module_& m) {
         if (cuda) marg::synchronize(s);
         const auto t0 = std::chrono::steady_clock::now();
         for (int i = 0; i < calls; ++i) once();
-        if (cuda) marg::synchronize(s);
-        const auto t1 = std::chrono::steady_clock::now();
+        auto t1 = std::chrono::steady_clock::now();
+        if (cuda) {
+          marg::synchronize(s);
+          if (wait) t1 = std::chrono::steady_clock::now();
+        }
         return std::chrono::duration<double>(t1 - t0).count() / calls;
       },
-      "p"_a, "q"_a, "r"_a, "calls"_a, "stream"_a = nb::none(),
+      "p"_a, "q"_a, "r"_a, "calls"_a, "stream"_a = nb::none(), "wait"_a = true,
       "Seconds per call of marg::convolve<double> on the arrays' memory (host or CUDA), timed in "
-      "C++: on `stream` (a CUDA stream handle) waited for once, else synchronized per call for "
-      "CUDA memory as marg.convolve does.");
+      "C++ over `calls` calls after one untimed call: on `stream` (a CUDA stream handle) the "
+      "calls are waited for once at the end, else synchronized per call for CUDA memory as "
+      "marg.convolve does. With wait=True the final wait is inside the timed region; with "
+      "wait=False the clock stops when the last call is issued and the wait follows, so the "
+      "time is the host's time to issue the calls.");
   m.def(
       "_data_ptr",
       [](nb::handle x) {
