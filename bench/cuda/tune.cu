@@ -116,8 +116,9 @@ struct shape {
 };
 
 // m from 1 to 2^14 and n to 2^17, log-uniform, a batch of 1 half the time,
-// else 2 to 4096 log-uniform, at most 2^30 multiply-adds and 2^26 outputs
-std::vector<shape> random_shapes(int count, std::uint64_t seed) {
+// else 2 to max_batch log-uniform, at most 2^30 multiply-adds and 2^26
+// outputs
+std::vector<shape> random_shapes(int count, std::uint64_t seed, int max_batch) {
   std::mt19937_64 rng(seed);
   const auto log_uniform = [&](double hi) {
     return static_cast<int>(std::exp(std::uniform_real_distribution<double>(0, std::log(hi))(rng)));
@@ -125,7 +126,7 @@ std::vector<shape> random_shapes(int count, std::uint64_t seed) {
   std::vector<shape> out;
   while (static_cast<int>(out.size()) < count) {
     shape s{static_cast<marg::detail::banded_op>(rng() % 3), rng() % 2 == 1, log_uniform(16384.0),
-            log_uniform(131072.0), rng() % 2 == 0 ? 1 : 1 + log_uniform(4096.0)};
+            log_uniform(131072.0), rng() % 2 == 0 ? 1 : 1 + log_uniform(double(max_batch))};
     const std::int64_t r = std::int64_t{s.m} + s.n - 1;
     if (std::int64_t{s.m} * s.n * s.batch > (std::int64_t{1} << 30) ||
         r * s.batch > (std::int64_t{1} << 26))
@@ -140,6 +141,54 @@ const char* op_name(marg::detail::banded_op op) {
          : op == marg::detail::banded_op::grad_p ? "grad_p"
                                                  : "grad_q";
 }
+
+// "op:type:m:n:batch" (op convolve, grad_p or grad_q; type float or double)
+shape parse_shape(const std::string& spec) {
+  std::vector<std::string> f;
+  std::istringstream in(spec);
+  for (std::string x; std::getline(in, x, ':');) f.push_back(x);
+  const auto bad = [&] {
+    return std::runtime_error("--shape " + spec +
+                              ": expected op:type:m:n:batch, e.g. convolve:float:64:64:16384");
+  };
+  if (f.size() != 5 || (f[1] != "float" && f[1] != "double")) throw bad();
+  shape s{};
+  if (f[0] == "convolve")
+    s.op = marg::detail::banded_op::convolve;
+  else if (f[0] == "grad_p")
+    s.op = marg::detail::banded_op::grad_p;
+  else if (f[0] == "grad_q")
+    s.op = marg::detail::banded_op::grad_q;
+  else
+    throw bad();
+  s.is_double = f[1] == "double";
+  try {
+    s.m = std::stoi(f[2]);
+    s.n = std::stoi(f[3]);
+    s.batch = std::stoi(f[4]);
+  } catch (const std::exception&) {
+    throw bad();
+  }
+  if (s.m < 1 || s.n < 1 || s.batch < 1) throw bad();
+  return s;
+}
+
+/// the shapes of --check and --dump: those given with --shape, else `count`
+/// random ones
+struct shape_source {
+  std::vector<std::string> given;
+  int count = 0;
+  std::uint64_t seed = 1;
+  int max_batch = 4096;
+  std::vector<shape> shapes() const {
+    if (given.empty()) return random_shapes(count, seed, max_batch);
+    std::vector<shape> out;
+    for (const std::string& g : given) out.push_back(parse_shape(g));
+    return out;
+  }
+  /// where the shapes come from, for the summary line
+  std::string origin() const { return given.empty() ? "seed " + std::to_string(seed) : "given"; }
+};
 
 // Device buffers of one shape's operands (zeros) and result, freed on exit.
 template <class T>
@@ -257,7 +306,7 @@ std::string header_lines(const std::string& command) {
 }
 
 // --dump: every supported variant on `count` random shapes (seeded)
-int dump(int count, std::uint64_t seed, const std::string& path, const std::string& command) {
+int dump(const shape_source& from, const std::string& path, const std::string& command) {
   cudaStream_t stream = nullptr;
   cuda_ok(cudaStreamCreate(&stream), "cudaStreamCreate");
   const cu::device_features& d = cu::current_device_features();
@@ -266,7 +315,8 @@ int dump(int count, std::uint64_t seed, const std::string& path, const std::stri
     << " multiprocessors=" << d.multiprocessors << " clock_mhz=" << d.clock_mhz
     << " bandwidth_gbs=" << d.bandwidth_gbs << '\n'
     << dump_columns << '\n';
-  for (const shape& s : random_shapes(count, seed)) {
+  const std::vector<shape> list = from.shapes();
+  for (const shape& s : list) {
     if (s.is_double)
       dump_one<double>(s, stream, f);
     else
@@ -274,20 +324,22 @@ int dump(int count, std::uint64_t seed, const std::string& path, const std::stri
   }
   cuda_ok(cudaStreamDestroy(stream), "cudaStreamDestroy");
   if (!f) throw std::runtime_error("cannot write " + path);
-  std::printf("marg_tune: %d shapes (seed %llu), every supported variant, in %s\n", count,
-              static_cast<unsigned long long>(seed), path.c_str());
+  std::printf("marg_tune: %d shapes (%s), every supported variant, in %s\n",
+              static_cast<int>(list.size()), from.origin().c_str(), path.c_str());
   return 0;
 }
 
-// --check: the planner on `count` random shapes; exit status 0
-int check(int count, std::uint64_t seed, plan_from from, const std::string& path,
+// --check: the planner on the shapes; exit status 0
+int check(const shape_source& shapes, plan_from from, const std::string& path,
           const std::string& command) {
   cudaStream_t stream = nullptr;
   cuda_ok(cudaStreamCreate(&stream), "cudaStreamCreate");
   std::ostringstream rows;
   double log_sum = 0, worst = 0;
   int over_10 = 0, over_50 = 0;
-  for (const shape& s : random_shapes(count, seed)) {
+  const std::vector<shape> list = shapes.shapes();
+  const int count = static_cast<int>(list.size());
+  for (const shape& s : list) {
     const double q = s.is_double ? check_one<double>(s, from, stream, rows)
                                  : check_one<float>(s, from, stream, rows);
     log_sum += std::log(q);
@@ -298,10 +350,9 @@ int check(int count, std::uint64_t seed, plan_from from, const std::string& path
   cuda_ok(cudaStreamDestroy(stream), "cudaStreamDestroy");
   char summary[256];
   std::snprintf(summary, sizeof summary,
-                "%d shapes (seed %llu): plan / best forced variant: geometric mean %.4f, worst "
+                "%d shapes (%s): plan / best forced variant: geometric mean %.4f, worst "
                 "%.3f; %d over 1.1, %d over 1.5",
-                count, static_cast<unsigned long long>(seed), std::exp(log_sum / count), worst,
-                over_10, over_50);
+                count, shapes.origin().c_str(), std::exp(log_sum / count), worst, over_10, over_50);
   std::ofstream f(path);
   f << "# `" << command << "`: " << summary << "\n\n"
     << "| op | type | m | n | batch | plan/split | plan µs | best | best µs | plan / best |\n"
@@ -393,6 +444,14 @@ int main(int argc, char** argv) {
                  "build's model (no GPU needed)")
       ->check(CLI::ExistingFile);
   app.add_option("--seed", seed, "the random shapes' seed (with --check and --dump)");
+  int max_batch = 4096;
+  app.add_option("--max-batch", max_batch,
+                 "with --check and --dump: the random shapes' largest batch (default 4096)")
+      ->check(CLI::Range(2, 1 << 20));
+  std::vector<std::string> given;
+  app.add_option("--shape", given,
+                 "with --check and --dump: a shape op:type:m:n:batch (repeatable) in place of the "
+                 "random ones, e.g. convolve:float:64:64:16384");
   std::string planner = "auto";
   app.add_option("--planner", planner,
                  "with --check: the plan of the library (auto), of the preference rules alone or "
@@ -415,15 +474,16 @@ int main(int argc, char** argv) {
       return 1;
     }
     marg::set_backend(marg::backend::cuda);
+    const shape_source shapes{given, std::max(check_count, dump_count), seed, max_batch};
     if (check_count > 0) {
       marg::forget_wisdom();
       if (!wisdom.empty()) marg::import_wisdom(wisdom);
       const plan_from from = planner == "rules"   ? plan_from::rules
                              : planner == "model" ? plan_from::model
                                                   : plan_from::automatic;
-      return check(check_count, seed, from, out, command.str());
+      return check(shapes, from, out, command.str());
     }
-    if (dump_count > 0) return dump(dump_count, seed, out, command.str());
+    if (dump_count > 0) return dump(shapes, out, command.str());
     marg::forget_wisdom();
     marg::set_planner_mode(marg::planner_mode::measure);
     cudaStream_t stream = nullptr;

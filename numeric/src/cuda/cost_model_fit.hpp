@@ -1,16 +1,25 @@
+// clang-format off
 // The cost model's coefficients (cost_model.hpp), indexed [double][gradient]
 // [variant]: {fitted, fixed, per_wave, per_step, per_mac, per_elem, per_byte}.
-// Written by scripts/fit-cost-model; command: scripts/fit-cost-model h200-seed7.csv
-// h200-generic-seed7.csv from these marg_tune --dump measurements:
-// - h200-seed7.csv: 799 shapes
-//   libmarg 0.1.0, NVIDIA H200 (sm_90, 132 SMs), CUDA driver 13.0, 2026-11-29 11:54 UTC
-//   command: build/bench/cuda/marg_tune --dump 800 --seed 7 --out /root/out/dump_h200.csv
-//   device: capability=90 hopper=1 multiprocessors=132 clock_mhz=1980 bandwidth_gbs=4814
-// - h200-generic-seed7.csv: 799 shapes
+// Written by scripts/fit-cost-model from these marg_tune --dump measurements:
+// - bench/cuda/cost-data/h200-generic-seed7.csv.xz: 799 shapes
 //   libmarg 0.1.0, NVIDIA H200 (sm_90, 132 SMs), CUDA driver 13.0, 2026-11-29 11:54 UTC
 //   command: build/bench/cuda/marg_tune --dump 800 --seed 7 --out /root/out/dump_generic.csv
 //   device: capability=90 hopper=0 multiprocessors=132 clock_mhz=1980 bandwidth_gbs=4814
+// - bench/cuda/cost-data/h200-generic-seed8-batch65536.csv.xz: 799 shapes
+//   libmarg 0.1.0, NVIDIA H200 (sm_90, 132 SMs), CUDA driver 13.0, 2026-11-29 12:08 UTC
+//   command: build/bench/cuda/marg_tune --dump 800 --seed 8 --max-batch 65536 --out /root/out/dump_generic_b.csv
+//   device: capability=90 hopper=0 multiprocessors=132 clock_mhz=1980 bandwidth_gbs=4814
+// - bench/cuda/cost-data/h200-seed7.csv.xz: 799 shapes
+//   libmarg 0.1.0, NVIDIA H200 (sm_90, 132 SMs), CUDA driver 13.0, 2026-11-29 11:54 UTC
+//   command: build/bench/cuda/marg_tune --dump 800 --seed 7 --out /root/out/dump_h200.csv
+//   device: capability=90 hopper=1 multiprocessors=132 clock_mhz=1980 bandwidth_gbs=4814
+// - bench/cuda/cost-data/h200-seed8-batch65536.csv.xz: 799 shapes
+//   libmarg 0.1.0, NVIDIA H200 (sm_90, 132 SMs), CUDA driver 13.0, 2026-11-29 12:07 UTC
+//   command: build/bench/cuda/marg_tune --dump 800 --seed 8 --max-batch 65536 --out /root/out/dump_h200_b.csv
+//   device: capability=90 hopper=1 multiprocessors=132 clock_mhz=1980 bandwidth_gbs=4814
 // Not installed.
+// clang-format on
 #pragma once
 
 #include "cost_model.hpp"
@@ -20,52 +29,52 @@ namespace marg::detail::cuda {
 inline constexpr cost_coefficients cost_fit[2][2][9] = {
     {
         {
-            {true, 0, 2.8485, 0.911361, 0, 0.787627, 0},  // warp: 270 timings
-            {true, 2.84555, 0.715176, 0.383191, 0.0285108, 0.147797,
-             2.11364},                                                   // small: 270 timings
-            {true, 2.66745, 0.732947, 0.685047, 0.0410435, 0, 1.44384},  // mid: 270 timings
-            {true, 1.79766, 2.01417, 0, 0.10587, 0, 1.36918},            // large: 270 timings
-            {true, 3.78962, 0, 1.28908, 0.0228244, 0, 1.24206},          // mma: 270 timings
-            {true, 0, 3.07056, 0, 0.319079, 0.113675, 0.994341},         // lane: 63 timings
-            {true, 4.51145, 0, 0, 0.0129267, 0.240731, 0},               // pairs: 114 timings
-            {true, 0, 14.2205, 0, 0.0245179, 2.87086, 0},                // wgmma: 135 timings
-            {true, 0.766438, 0, 5.82882, 0, 0.153558, 7.76324},          // wide: 136 timings
+            {true, 2.77709, 0, 0.936903, 0, 0.744229, 0.0593845},         // warp: 508 timings
+            {true, 2.62129, 0.927701, 0.359343, 0.0434408, 0, 0.762251},  // small: 508 timings
+            {true, 2.58284, 0.852771, 0.575451, 0.0449915, 0, 1.02187},   // mid: 508 timings
+            {true, 1.82353, 1.98688, 0, 0.104975, 0, 1.39902},            // large: 508 timings
+            {true, 3.80524, 0, 1.21363, 0.0246914, 0, 1.46183},           // mma: 508 timings
+            {true, 0, 3.12626, 0, 0.318012, 0.124856, 1.18262},           // lane: 122 timings
+            {true, 3.56135, 0, 2.04843, 0.0145843, 0.166332, 0},          // pairs: 216 timings
+            {true, 0, 14.219, 0, 0.0186187, 2.6315, 0},                   // wgmma: 249 timings
+            {true, 0.272917, 0, 6.91484, 0, 0.126663, 6.64937},           // wide: 254 timings
         },
         {
-            {true, 0, 2.83607, 1.07512, 0.0108382, 0.10955, 1.71912},          // warp: 542 timings
-            {true, 2.74487, 0.630274, 0.374152, 0, 0.974784, 0.530103},        // small: 542 timings
-            {true, 2.90676, 0.233564, 0.581431, 0.00648861, 1.45327, 0.6422},  // mid: 542 timings
-            {true, 1.77762, 1.62676, 0.886246, 0.0925555, 0, 1.04354},         // large: 542 timings
-            {true, 3.53169, 0, 1.93417, 0.0232312, 0, 0},                      // mma: 542 timings
-            {true, 0, 3.13327, 0, 0.314979, 0.152442, 1.12672},                // lane: 127 timings
-            {true, 4.59314, 0, 0, 0.0235166, 0.171699, 0},                     // pairs: 256 timings
-            {true, 0, 14.5757, 0, 0.0307291, 0, 17.6157},                      // wgmma: 269 timings
-            {true, 1.06666, 2.68264, 0, 0.00889654, 0.0703477, 10.8133},       // wide: 242 timings
+            {true, 2.57779, 0.207084, 1.0703, 0.00814106, 0.297114,
+             0.947951},                                                  // warp: 1092 timings
+            {true, 2.65377, 0.695782, 0.364655, 0, 0.959979, 0.438158},  // small: 1092 timings
+            {true, 2.85817, 0.272158, 0.597325, 0.00424019, 1.44779,
+             0.725704},                                                   // mid: 1092 timings
+            {true, 1.86979, 1.6277, 0.751254, 0.0933836, 0, 1.12695},     // large: 1092 timings
+            {true, 3.57829, 0, 1.86942, 0.0203834, 0, 0},                 // mma: 1092 timings
+            {true, 0, 3.22879, 0, 0.321022, 0.137855, 1.1839},            // lane: 249 timings
+            {true, 3.44034, 0, 2.39575, 0.0274274, 0.0607911, 0},         // pairs: 510 timings
+            {true, 0, 14.51, 0, 0.0352804, 3.25818, 0},                   // wgmma: 524 timings
+            {true, 0.621712, 0, 6.19121, 0.0116838, 0.0493062, 10.7997},  // wide: 468 timings
         },
     },
     {
         {
-            {true, 0, 2.67672, 1.21734, 0.0221401, 0, 1.55465},  // warp: 246 timings
-            {true, 2.63549, 0.857549, 0.397173, 0.0876372, 0.202778,
-             0.841863},                                                  // small: 246 timings
-            {true, 2.69237, 0.579655, 0.820304, 0.0692675, 0, 1.02552},  // mid: 246 timings
-            {true, 1.95562, 0.746066, 1.95856, 0.161816, 0, 1.11253},    // large: 246 timings
-            {true, 2.36767, 1.20931, 1.22426, 0.0352504, 0, 1.99424},    // mma: 123 timings
-            {true, 0, 3.10862, 0, 0.667198, 0.127138, 0.602807},         // lane: 46 timings
-            {true, 2.06781, 2.32956, 0, 0.0670466, 0, 0},                // pairs: 94 timings
-            {},                                                          // wgmma: not measured
-            {true, 0, 3.69535, 0, 0, 0.527016, 9.28516},                 // wide: 114 timings
+            {true, 2.68714, 0.0174236, 1.15291, 0.0256868, 0, 0.92484},   // warp: 476 timings
+            {true, 2.545, 0.935766, 0.381988, 0.104082, 0, 0.935161},     // small: 476 timings
+            {true, 2.63099, 0.618356, 0.838659, 0.0678038, 0, 0.903665},  // mid: 476 timings
+            {true, 1.89907, 0.863612, 1.8426, 0.166445, 0, 0.911762},     // large: 476 timings
+            {true, 2.40692, 0.940257, 1.72469, 0.0310142, 0, 1.93817},    // mma: 238 timings
+            {true, 0, 3.19035, 0, 0.657642, 0.128608, 0.871796},          // lane: 87 timings
+            {true, 2.3959, 0, 4.09059, 0.0650201, 0, 0},                  // pairs: 174 timings
+            {},                                                           // wgmma: not measured
+            {true, 0, 3.64051, 0, 0, 0.470039, 9.44879},                  // wide: 240 timings
         },
         {
-            {true, 0, 2.71065, 1.22353, 0.0314502, 0, 0.771603},              // warp: 542 timings
-            {true, 2.76613, 0.486497, 0.467845, 0, 1.81529, 0.398955},        // small: 542 timings
-            {true, 2.8875, 0.159419, 0.87321, 0.0408547, 1.07292, 0.711263},  // mid: 542 timings
-            {true, 2.0979, 0.724704, 1.7951, 0.161927, 0, 1.05111},           // large: 542 timings
-            {true, 2.31059, 0.858286, 2.16038, 0.0267294, 0, 1.47969},        // mma: 271 timings
-            {true, 0, 3.40089, 0, 0.67397, 0.139253, 1.54678},                // lane: 100 timings
-            {true, 3.87061, 0.608555, 0, 0.0997908, 0, 0},                    // pairs: 216 timings
-            {},                                                               // wgmma: not measured
-            {true, 0, 3.71495, 0, 0, 0.267025, 7.01985},                      // wide: 224 timings
+            {true, 2.38453, 0.319722, 1.25161, 0.0264241, 0, 0.833443},  // warp: 1124 timings
+            {true, 2.76788, 0.48693, 0.453321, 0, 1.87525, 0.390935},    // small: 1124 timings
+            {true, 2.91926, 0.111739, 0.852994, 0.0318393, 1.40874, 0.529207},  // mid: 1124 timings
+            {true, 2.0397, 0.813811, 1.78319, 0.161534, 0, 0.917346},   // large: 1124 timings
+            {true, 2.33516, 0.854245, 2.21586, 0.0223327, 0, 1.46204},  // mma: 562 timings
+            {true, 0, 3.47184, 0, 0.642104, 0.1493, 0.971337},          // lane: 209 timings
+            {true, 3.42326, 0, 2.23018, 0.0874753, 0.0841402, 0},       // pairs: 458 timings
+            {},                                                         // wgmma: not measured
+            {true, 0, 3.72773, 0, 0, 0.23648, 6.87234},                 // wide: 460 timings
         },
     },
 };
