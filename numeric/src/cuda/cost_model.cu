@@ -74,8 +74,9 @@ unit_work work_of(kernel_variant v, const correlation_view<T>& c, int split,
               .macs = double(passes) * double(w::TJ) * double(taps),
               .elems = double(passes) * double(w::TJ + 2 * taps)};
     }
-    case kernel_variant::pairs: {  // a warp per problem, outputs in blocks of 128
-      const std::int64_t out = ceil_div(lout, 128) * 128;
+    case kernel_variant::pairs: {  // a warp per problem; its layout pads the
+                                   // outputs to whole 512-output halves
+      const std::int64_t out = ceil_div(lout, 512) * 512;
       return {.units = c.batch,
               .resident = 16,
               .steps = 1,
