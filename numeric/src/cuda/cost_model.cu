@@ -2,10 +2,11 @@
 // how many a multiprocessor holds at once, and the fitted coefficients.
 #include <algorithm>
 #include <cstdint>
-#include <iterator>
 
 #include "cost_model.hpp"
 #include "cost_model_fit.hpp"
+#include "kernels/lane_bulk.cuh"
+#include "kernels/pairs.cuh"
 #include "kernels/tiled.cuh"
 #include "kernels/warp.cuh"
 #include "launch.hpp"
@@ -78,14 +79,16 @@ unit_work work_of(kernel_variant v, const correlation_view<T>& c, int split,
                                    // outputs to whole 512-output halves
       const std::int64_t out = ceil_div(lout, 512) * 512;
       return {.units = c.batch,
-              .resident = 16,
+              .resident = pairs_tuning::W * pairs_tuning::resident,
               .steps = 1,
               .macs = double(out) * double(std::min<std::int64_t>(la, out + lx - 1)),
               .elems = double(la + lx + out)};
     }
-    case kernel_variant::lane:  // a lane per problem: groups of 32 problems
+    case kernel_variant::lane:  // a lane per problem: groups of 32 problems, a
+                                // warp each, two blocks an SM (float's bound;
+                                // double's coefficients absorb its one)
       return {.units = ceil_div(c.batch, 32),
-              .resident = 16,
+              .resident = 2 * lane_bulk_tuning::W,
               .steps = 1,
               .macs = band,
               .elems = 32.0 * double(la + lx + lout)};
