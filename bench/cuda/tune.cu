@@ -46,43 +46,6 @@ void cuda_ok(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
 }
 
-// one product of each class of the grid: taps 2^k (k = 0, 2, .., 14),
-// outputs from taps up to 2^17, 1 to 4096 problems, at most max_work
-// outputs x problems; measure mode times the variants on its first call
-template <class T>
-int tune(bool gradients, std::int64_t max_work, cudaStream_t stream) {
-  int classes = 0;
-  for (int tk = 0; tk <= 14; tk += 2)
-    for (int ok = tk; ok <= 17; ok += 1)
-      for (const int batch : {1, 8, 64, 512, 4096}) {
-        const std::int64_t taps = std::int64_t{1} << tk, outputs = std::int64_t{1} << ok;
-        if (outputs * batch > max_work) continue;
-        // a convolution of taps and n values has taps + n - 1 outputs; a
-        // gradient of m outputs reads m + taps - 1 values
-        const int m = static_cast<int>(gradients ? outputs : taps);
-        const int n = static_cast<int>(gradients ? taps : outputs - taps + 1);
-        const std::int64_t la = gradients ? m + n - 1 : m, lb = n;
-        const std::int64_t lr = gradients ? m : m + n - 1;
-        T *a = nullptr, *b = nullptr, *r = nullptr;
-        cuda_ok(cudaMalloc(&a, sizeof(T) * la * batch), "cudaMalloc");
-        cuda_ok(cudaMalloc(&b, sizeof(T) * lb * batch), "cudaMalloc");
-        cuda_ok(cudaMalloc(&r, sizeof(T) * lr * batch), "cudaMalloc");
-        cuda_ok(cudaMemset(a, 0, sizeof(T) * la * batch), "cudaMemset");
-        cuda_ok(cudaMemset(b, 0, sizeof(T) * lb * batch), "cudaMemset");
-        const marg::stream_view s{static_cast<void*>(stream)};
-        if (gradients)
-          marg::convolve_grad_p_batched<T>(m, n, a, 1, la, b, 1, lb, r, 1, lr, batch, s);
-        else
-          marg::convolve_batched<T>(m, n, a, 1, la, b, 1, lb, r, 1, lr, batch, s);
-        cuda_ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-        cuda_ok(cudaFree(a), "cudaFree");
-        cuda_ok(cudaFree(b), "cudaFree");
-        cuda_ok(cudaFree(r), "cudaFree");
-        ++classes;
-      }
-  return classes;
-}
-
 // the best time of one plan in µs: launches back to back, as many as fill
 // about 1 ms after a warm-up, best of 3 such runs (events on the stream)
 template <class T>
@@ -213,6 +176,38 @@ struct shape_buffers {
   shape_buffers& operator=(const shape_buffers&) = delete;
 };
 
+// one product of each class of the grid: taps 2^k (k = 0, 2, .., 14),
+// outputs from taps up to 2^17, 1 to 4096 problems, at most max_work
+// outputs x problems; measure mode times the variants on its first call
+template <class T>
+int tune(bool gradients, std::int64_t max_work, cudaStream_t stream) {
+  int classes = 0;
+  for (int tk = 0; tk <= 14; tk += 2)
+    for (int ok = tk; ok <= 17; ok += 1)
+      for (const int batch : {1, 8, 64, 512, 4096}) {
+        const std::int64_t taps = std::int64_t{1} << tk, outputs = std::int64_t{1} << ok;
+        if (outputs * batch > max_work) continue;
+        // a convolution of taps and n values has taps + n - 1 outputs; a
+        // gradient of m outputs reads m + taps - 1 values
+        const int m = static_cast<int>(gradients ? outputs : taps);
+        const int n = static_cast<int>(gradients ? taps : outputs - taps + 1);
+        const shape_buffers<T> buf(
+            {gradients ? marg::detail::banded_op::grad_p : marg::detail::banded_op::convolve,
+             sizeof(T) == 8, m, n, batch});
+        const auto& x = buf.x;
+        const marg::stream_view s{static_cast<void*>(stream)};
+        if (gradients)
+          marg::convolve_grad_p_batched<T>(m, n, x.a, 1, x.stride_a, x.b, 1, x.stride_b, x.out, 1,
+                                           x.stride_out, batch, s);
+        else
+          marg::convolve_batched<T>(m, n, x.a, 1, x.stride_a, x.b, 1, x.stride_b, x.out, 1,
+                                    x.stride_out, batch, s);
+        cuda_ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+        ++classes;
+      }
+  return classes;
+}
+
 // calls f(plan, µs) for every variant the device supports for x, forced,
 // with tap_split_of's split
 template <class T, class F>
@@ -265,6 +260,10 @@ std::string terms_csv(const cu::cost_terms& k) {
   return o.str();
 }
 
+// the dump's device line, as written and as --reterm reads it back
+constexpr const char* device_line =
+    "# device: capability=%d hopper=%d multiprocessors=%d clock_mhz=%d bandwidth_gbs=%d";
+
 // the dump's column names
 constexpr const char* dump_columns =
     "type,op,m,n,batch,la,lx,lout,lead,variant,split,us,waves,wave_steps_us,load_macs_us,"
@@ -305,16 +304,16 @@ std::string header_lines(const std::string& command) {
   return h.str();
 }
 
-// --dump: every supported variant on `count` random shapes (seeded)
+// --dump: every supported variant on the shapes
 int dump(const shape_source& from, const std::string& path, const std::string& command) {
   cudaStream_t stream = nullptr;
   cuda_ok(cudaStreamCreate(&stream), "cudaStreamCreate");
   const cu::device_features& d = cu::current_device_features();
+  char device[160];
+  std::snprintf(device, sizeof device, device_line, d.capability, int{d.hopper}, d.multiprocessors,
+                d.clock_mhz, d.bandwidth_gbs);
   std::ofstream f(path);
-  f << header_lines(command) << "# device: capability=" << d.capability << " hopper=" << d.hopper
-    << " multiprocessors=" << d.multiprocessors << " clock_mhz=" << d.clock_mhz
-    << " bandwidth_gbs=" << d.bandwidth_gbs << '\n'
-    << dump_columns << '\n';
+  f << header_lines(command) << device << '\n' << dump_columns << '\n';
   const std::vector<shape> list = from.shapes();
   for (const shape& s : list) {
     if (s.is_double)
@@ -376,11 +375,8 @@ int reterm(const std::string& in, const std::string& path) {
   while (std::getline(f, line)) {
     if (line.rfind("# device:", 0) == 0) {
       int hopper = 0;
-      if (std::sscanf(line.c_str(),
-                      "# device: capability=%d hopper=%d multiprocessors=%d clock_mhz=%d "
-                      "bandwidth_gbs=%d",
-                      &d.capability, &hopper, &d.multiprocessors, &d.clock_mhz,
-                      &d.bandwidth_gbs) != 5)
+      if (std::sscanf(line.c_str(), device_line, &d.capability, &hopper, &d.multiprocessors,
+                      &d.clock_mhz, &d.bandwidth_gbs) != 5)
         throw std::runtime_error(in + ": a bad device line: " + line);
       d.hopper = hopper != 0;
       device_seen = true;

@@ -154,12 +154,20 @@ struct torch_api {
   }
 };
 
-/// self.name(): PyObject_VectorcallMethod calls the method without making a
-/// bound method object, which `self.attr(name)()` makes on every call.
-nb::object call_method(nb::handle self, nb::handle name) {
-  PyObject* args[2] = {nullptr, self.ptr()};  // args[0]: room for the callee
-  PyObject* r =
-      PyObject_VectorcallMethod(name.ptr(), args + 1, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr);
+/// self.name(*extra): PyObject_VectorcallMethod calls the method without
+/// making a bound method object, which `self.attr(name)(...)` makes on every
+/// call.
+/// @param self the object
+/// @param name the method's name
+/// @param extra the positional arguments (at most max_dims + 1)
+/// @param n how many
+nb::object call_method(nb::handle self, nb::handle name, const nb::object* extra = nullptr,
+                       int n = 0) {
+  PyObject* args[max_dims + 3] = {nullptr, self.ptr()};  // args[0]: room for the callee
+  for (int i = 0; i < n; ++i) args[i + 2] = extra[i].ptr();
+  PyObject* r = PyObject_VectorcallMethod(
+      name.ptr(), args + 1, static_cast<std::size_t>(n + 1) | PY_VECTORCALL_ARGUMENTS_OFFSET,
+      nullptr);
   if (!r) throw nb::python_error();
   return nb::steal(r);
 }
@@ -508,21 +516,14 @@ nb::object call(op kind, nb::handle a_obj, nb::handle b_obj, std::int64_t size,
     // tensor of a's dtype and device, so only its address is read
     torch_api& api = torch_api::get();
     // the sizes as separate arguments, new_empty(d0, ..., dk): torch's
-    // argument parser reads separate integers faster than one tuple; called
-    // as a.new_empty through PyObject_VectorcallMethod (no bound method)
+    // argument parser reads separate integers faster than one tuple
     nb::object dims[max_dims + 1];
-    PyObject* args[max_dims + 3] = {nullptr, a_obj.ptr()};  // args[0]: room for the callee
     for (int i = 0; i <= l.ndim; ++i) {
       PyObject* d = PyLong_FromSize_t(shape[i]);
       if (!d) throw nb::python_error();
       dims[i] = nb::steal(d);
-      args[i + 2] = d;
     }
-    const std::size_t nargs = static_cast<std::size_t>(l.ndim) + 2;
-    PyObject* made = PyObject_VectorcallMethod(api.new_empty.ptr(), args + 1,
-                                               nargs | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr);
-    if (!made) throw nb::python_error();
-    nb::object result = nb::steal(made);
+    nb::object result = call_method(a_obj, api.new_empty, dims, l.ndim + 1);
     void* out =
         reinterpret_cast<void*>(nb::cast<std::uintptr_t>(call_method(result, api.data_ptr)));
     compute(kind, m, n, a, b, l, out, 1, cuda, producer);

@@ -455,11 +455,17 @@ kernel_plan choose_rules(const correlation_view<T>& c, const device_features& de
   return on_device(kernel_variant::small, c, tap_split<typename tun::small>(c, dev), dev);
 }
 
+// The plan of `c` on `dev` from `source`.
+template <class T>
+kernel_plan plan_by(plan_source source, const correlation_view<T>& c, const device_features& dev) {
+  return source == plan_source::model ? modelled_plan(c, dev) : choose_rules(c, dev);
+}
+
 // The plan of `c` on `dev`: the rules on the device class they are fitted
 // to, the cost model elsewhere.
 template <class T>
 kernel_plan choose_for(const correlation_view<T>& c, const device_features& dev) {
-  return rules_fitted_to(dev) ? choose_rules(c, dev) : modelled_plan(c, dev);
+  return plan_by(rules_fitted_to(dev) ? plan_source::rules : plan_source::model, c, dev);
 }
 
 }  // namespace
@@ -494,8 +500,7 @@ kernel_plan choose(const banded_args<T>& x, const device_features& dev) {
 
 template <class T>
 kernel_plan choose_from(plan_source source, const banded_args<T>& x, const device_features& dev) {
-  const correlation_view<T> c = correlation_of(x);
-  return source == plan_source::model ? modelled_plan(c, dev) : choose_rules(c, dev);
+  return plan_by(source, correlation_of(x), dev);
 }
 
 namespace {
