@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "bench_common.hpp"
+#include "cuda/kernels/cluster.cuh"
 #include "cuda/launch.hpp"
 
 namespace {
@@ -38,10 +39,11 @@ int only_variant = -1;             // `variants=NAME`: only that one forced (and
 std::int64_t forced_cases[std::size(marg::detail::cuda::all_variants)] = {};
 
 // one case; `forced` >= 0: that kernel_variant launched directly (device
-// pointers only; returns without counting when the variant does not support it)
+// pointers only; returns without counting when the variant does not support
+// it) with tap split `split` (0: tap_split_of's)
 template <class T>
 void one_as(banded_op op, int m, int n, int inc_a, int inc_b, int inc_out, int batch, bool bcast_b,
-            bool device, std::uint64_t seed, int forced, int align) {
+            bool device, std::uint64_t seed, int forced, int align, int split = 0) {
   const auto len = marg::detail::lengths_of(op, m, n);
   // batch strides: gaps of 1, 2, 3 elements, or (align > 0) rounded up to a
   // multiple of align elements (1: back to back)
@@ -74,7 +76,8 @@ void one_as(banded_op op, int m, int n, int inc_a, int inc_b, int inc_out, int b
       cudaFree(a), cudaFree(b), cudaFree(o);
       return;
     }
-    marg::detail::cuda::launch_variant(v, c, marg::detail::cuda::tap_split_of(v, c), nullptr);
+    if (split == 0) split = marg::detail::cuda::tap_split_of(v, c);
+    marg::detail::cuda::launch_variant(v, c, split, nullptr);
   } else if (op == banded_op::convolve)
     marg::convolve_batched(m, n, a, inc_a, sa, b, inc_b, stb, o, inc_out, so, batch);
   else if (op == banded_op::grad_p)
@@ -111,10 +114,10 @@ void one_as(banded_op op, int m, int n, int inc_a, int inc_b, int inc_out, int b
   if (forced >= 0) ++forced_cases[forced];
   if (!ok || m * std::int64_t{n} * batch > (1 << 26))
     std::printf(
-        "%s %s %s op=%d m=%d n=%d inc=%d,%d,%d batch=%d bcast=%d dev=%d seed=%llu: "
+        "%s %s %s/%d op=%d m=%d n=%d inc=%d,%d,%d batch=%d bcast=%d dev=%d seed=%llu: "
         "max_rel_err=%.3g neg=%lld clobbered=%lld\n",
         ok ? "ok  " : "FAIL", sizeof(T) == 4 ? "float " : "double",
-        forced < 0 ? "dispatch" : variant_name(static_cast<kernel_variant>(forced)),
+        forced < 0 ? "dispatch" : variant_name(static_cast<kernel_variant>(forced)), split,
         static_cast<int>(op), m, n, inc_a, inc_b, inc_out, batch, bcast_b, device,
         (unsigned long long)seed, worst, (long long)negatives, (long long)clobbered);
 }
@@ -133,6 +136,13 @@ void one(banded_op op, int m, int n, int inc_a, int inc_b, int inc_out, int batc
     if (only_variant >= 0 && static_cast<int>(v) != only_variant) continue;
     one_as<T>(op, m, n, inc_a, inc_b, inc_out, batch, bcast_b, true, seed, static_cast<int>(v),
               align);
+    // the largest split too, whatever the planner's: the cluster sum on
+    // Hopper, the sum through scratch elsewhere
+    namespace cu = marg::detail::cuda;
+    if (cu::entry_of<T>(v).splits_taps && !huge)
+      one_as<T>(op, m, n, inc_a, inc_b, inc_out, batch, bcast_b, true, seed, static_cast<int>(v),
+                align,
+                cu::current_device_features().hopper ? cu::max_tap_split : cu::max_memory_split);
   }
 }
 

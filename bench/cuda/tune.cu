@@ -12,8 +12,12 @@
 //             [--planner auto|rules|model]
 //   marg_tune --dump 800 --seed 7 --out h200.csv
 //   marg_tune --reterm h200.csv --out h200-new.csv
+//   marg_tune --replay h200.csv --out replay.md
 // `--dump N` times every variant the device supports on N random shapes and
 // writes them with the cost model's terms, for scripts/fit-cost-model.
+// `--reterm` and `--replay` read a dump without a GPU: the first rewrites its
+// terms for a changed model, the second times the rules' and the model's
+// plans of its shapes from the dump's own measurements.
 #include <cuda_runtime.h>
 #include <CLI/CLI.hpp>
 
@@ -27,6 +31,7 @@
 #include <ctime>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -80,19 +85,21 @@ struct shape {
 
 // m from 1 to 2^14 and n to 2^17, log-uniform, a batch of 1 half the time,
 // else 2 to max_batch log-uniform, at most 2^30 multiply-adds and 2^26
-// outputs
-std::vector<shape> random_shapes(int count, std::uint64_t seed, int max_batch) {
+// outputs; `big`: m to 2^17 too, batches to 16 and 2^28 to 2^33 multiply-adds
+// (the long single problems the others rarely draw)
+std::vector<shape> random_shapes(int count, std::uint64_t seed, int max_batch, bool big) {
   std::mt19937_64 rng(seed);
   const auto log_uniform = [&](double hi) {
     return static_cast<int>(std::exp(std::uniform_real_distribution<double>(0, std::log(hi))(rng)));
   };
   std::vector<shape> out;
   while (static_cast<int>(out.size()) < count) {
-    shape s{static_cast<marg::detail::banded_op>(rng() % 3), rng() % 2 == 1, log_uniform(16384.0),
-            log_uniform(131072.0), rng() % 2 == 0 ? 1 : 1 + log_uniform(double(max_batch))};
-    const std::int64_t r = std::int64_t{s.m} + s.n - 1;
-    if (std::int64_t{s.m} * s.n * s.batch > (std::int64_t{1} << 30) ||
-        r * s.batch > (std::int64_t{1} << 26))
+    shape s{static_cast<marg::detail::banded_op>(rng() % 3), rng() % 2 == 1,
+            log_uniform(big ? 131072.0 : 16384.0), log_uniform(131072.0),
+            rng() % 2 == 0 ? 1 : 1 + log_uniform(big ? 16.0 : double(max_batch))};
+    const std::int64_t r = std::int64_t{s.m} + s.n - 1, macs = std::int64_t{s.m} * s.n * s.batch;
+    if (macs > (std::int64_t{1} << (big ? 33 : 30)) || r * s.batch > (std::int64_t{1} << 26) ||
+        (big && macs < (std::int64_t{1} << 28)))
       continue;
     out.push_back(s);
   }
@@ -143,14 +150,17 @@ struct shape_source {
   int count = 0;
   std::uint64_t seed = 1;
   int max_batch = 4096;
+  bool big = false;
   std::vector<shape> shapes() const {
-    if (given.empty()) return random_shapes(count, seed, max_batch);
+    if (given.empty()) return random_shapes(count, seed, max_batch, big);
     std::vector<shape> out;
     for (const std::string& g : given) out.push_back(parse_shape(g));
     return out;
   }
   /// where the shapes come from, for the summary line
-  std::string origin() const { return given.empty() ? "seed " + std::to_string(seed) : "given"; }
+  std::string origin() const {
+    return given.empty() ? "seed " + std::to_string(seed) + (big ? ", big" : "") : "given";
+  }
 };
 
 // Device buffers of one shape's operands (zeros) and result, freed on exit.
@@ -209,15 +219,22 @@ int tune(bool gradients, std::int64_t max_work, cudaStream_t stream) {
 }
 
 // calls f(plan, µs) for every variant the device supports for x, forced,
-// with tap_split_of's split
+// with tap_split_of's split and, with every_split, each variant that splits
+// its taps also at the other splits of 1, 2, 4, 8 and (without clusters) 16
 template <class T, class F>
-void time_variants(const marg::detail::banded_args<T>& x, cudaStream_t stream, F&& f) {
+void time_variants(const marg::detail::banded_args<T>& x, bool every_split, cudaStream_t stream,
+                   F&& f) {
   const auto c = cu::correlation_of(x);
   const cu::device_features& d = cu::current_device_features();
   for (const cu::kernel_variant v : cu::all_variants) {
     if (!cu::variant_supports(v, c, d)) continue;
-    const cu::kernel_plan p{v, cu::tap_split_of(v, c, d)};
-    f(p, time_plan(c, p, stream));
+    const int planned = cu::tap_split_of(v, c, d);
+    f(cu::kernel_plan{v, planned}, time_plan(c, {v, planned}, stream));
+    if (!every_split || !cu::entry_of<T>(v).splits_taps) continue;
+    // 16 only without clusters (a cluster holds at most 8 blocks portably)
+    for (const int split : {1, 2, 4, 8, 16})
+      if (split != planned && split <= c.la && (split <= 8 || !d.hopper))
+        f(cu::kernel_plan{v, split}, time_plan(c, {v, split}, stream));
   }
 }
 
@@ -228,7 +245,8 @@ enum class plan_from { automatic, rules, model };
 // imported; or the rules or the model alone) against every supported
 // variant forced; returns plan / best
 template <class T>
-double check_one(const shape& s, plan_from from, cudaStream_t stream, std::ostream& out) {
+double check_one(const shape& s, plan_from from, bool every_split, cudaStream_t stream,
+                 std::ostream& out) {
   const shape_buffers<T> buf(s);
   const cu::device_features& d = cu::current_device_features();
   const cu::kernel_plan plan =
@@ -238,9 +256,11 @@ double check_one(const shape& s, plan_from from, cudaStream_t stream, std::ostre
                 from == plan_from::rules ? cu::plan_source::rules : cu::plan_source::model, buf.x,
                 d);
   double best = -1, planned = -1;
-  const char* best_name = "";
-  time_variants(buf.x, stream, [&](const cu::kernel_plan& p, double t) {
-    if (best < 0 || t < best) best = t, best_name = cu::variant_name(p.variant);
+  std::string best_name;
+  time_variants(buf.x, every_split, stream, [&](const cu::kernel_plan& p, double t) {
+    if (best < 0 || t < best)
+      best = t,
+      best_name = std::string(cu::variant_name(p.variant)) + '/' + std::to_string(p.split);
     if (p.variant == plan.variant && p.split == plan.split) planned = t;
   });
   if (planned < 0) planned = time_plan(cu::correlation_of(buf.x), plan, stream);
@@ -256,7 +276,7 @@ std::string terms_csv(const cu::cost_terms& k) {
   std::ostringstream o;
   o.precision(10);
   o << k.waves << ',' << k.wave_steps_us << ',' << k.load_macs_us << ',' << k.load_elems_us << ','
-    << k.bytes_us;
+    << k.bytes_us << ',' << k.split_sums << ',' << k.split_bytes_us;
   return o.str();
 }
 
@@ -267,17 +287,17 @@ constexpr const char* device_line =
 // the dump's column names
 constexpr const char* dump_columns =
     "type,op,m,n,batch,la,lx,lout,lead,variant,split,us,waves,wave_steps_us,load_macs_us,"
-    "load_elems_us,bytes_us";
+    "load_elems_us,bytes_us,split_sums,split_bytes_us";
 
 // --dump: one CSV row per shape and supported variant, forced: the shape,
 // its correlation, the variant, its split, its time and the cost model's
 // terms (scripts/fit-cost-model reads them)
 template <class T>
-void dump_one(const shape& s, cudaStream_t stream, std::ostream& out) {
+void dump_one(const shape& s, bool every_split, cudaStream_t stream, std::ostream& out) {
   const shape_buffers<T> buf(s);
   const auto c = cu::correlation_of(buf.x);
   const cu::device_features& d = cu::current_device_features();
-  time_variants(buf.x, stream, [&](const cu::kernel_plan& p, double t) {
+  time_variants(buf.x, every_split, stream, [&](const cu::kernel_plan& p, double t) {
     const cu::cost_terms k = cu::cost_terms_of(p.variant, c, p.split, d);
     out << (sizeof(T) == 4 ? "float" : "double") << ',' << op_name(s.op) << ',' << s.m << ',' << s.n
         << ',' << s.batch << ',' << c.la << ',' << c.lx << ',' << c.lout << ',' << c.lead << ','
@@ -305,7 +325,8 @@ std::string header_lines(const std::string& command) {
 }
 
 // --dump: every supported variant on the shapes
-int dump(const shape_source& from, const std::string& path, const std::string& command) {
+int dump(const shape_source& from, bool every_split, const std::string& path,
+         const std::string& command) {
   cudaStream_t stream = nullptr;
   cuda_ok(cudaStreamCreate(&stream), "cudaStreamCreate");
   const cu::device_features& d = cu::current_device_features();
@@ -317,9 +338,9 @@ int dump(const shape_source& from, const std::string& path, const std::string& c
   const std::vector<shape> list = from.shapes();
   for (const shape& s : list) {
     if (s.is_double)
-      dump_one<double>(s, stream, f);
+      dump_one<double>(s, every_split, stream, f);
     else
-      dump_one<float>(s, stream, f);
+      dump_one<float>(s, every_split, stream, f);
   }
   cuda_ok(cudaStreamDestroy(stream), "cudaStreamDestroy");
   if (!f) throw std::runtime_error("cannot write " + path);
@@ -329,7 +350,7 @@ int dump(const shape_source& from, const std::string& path, const std::string& c
 }
 
 // --check: the planner on the shapes; exit status 0
-int check(const shape_source& shapes, plan_from from, const std::string& path,
+int check(const shape_source& shapes, plan_from from, bool every_split, const std::string& path,
           const std::string& command) {
   cudaStream_t stream = nullptr;
   cuda_ok(cudaStreamCreate(&stream), "cudaStreamCreate");
@@ -339,8 +360,8 @@ int check(const shape_source& shapes, plan_from from, const std::string& path,
   const std::vector<shape> list = shapes.shapes();
   const int count = static_cast<int>(list.size());
   for (const shape& s : list) {
-    const double q = s.is_double ? check_one<double>(s, from, stream, rows)
-                                 : check_one<float>(s, from, stream, rows);
+    const double q = s.is_double ? check_one<double>(s, from, every_split, stream, rows)
+                                 : check_one<float>(s, from, every_split, stream, rows);
     log_sum += std::log(q);
     worst = std::max(worst, q);
     over_10 += q > 1.1;
@@ -362,6 +383,30 @@ int check(const shape_source& shapes, plan_from from, const std::string& path,
   return 0;
 }
 
+// the device of a dump's device line; what the line leaves out follows from
+// the capability
+cu::device_features device_of(const std::string& line, const std::string& in) {
+  cu::device_features d;
+  int hopper = 0;
+  if (std::sscanf(line.c_str(), device_line, &d.capability, &hopper, &d.multiprocessors,
+                  &d.clock_mhz, &d.bandwidth_gbs) != 5)
+    throw std::runtime_error(in + ": a bad device line: " + line);
+  d.hopper = hopper != 0;
+  d.ampere = d.capability >= 80;
+  d.wgmma = d.hopper;
+  d.max_smem = d.capability >= 90 ? 232448 : d.capability >= 80 ? 166912 : 65536;
+  return d;
+}
+
+// the columns of a dump's row (at least the measured ones)
+std::vector<std::string> columns_of(const std::string& line, const std::string& in) {
+  std::vector<std::string> col;
+  std::istringstream fields(line);
+  for (std::string c; std::getline(fields, c, ',');) col.push_back(c);
+  if (col.size() < 12) throw std::runtime_error(in + ": a short row: " + line);
+  return col;
+}
+
 // --reterm: a dump's rows with this build's cost-model terms, for a model
 // changed since the dump was measured; reads the device from the dump's
 // "# device:" line, needs no GPU
@@ -374,11 +419,7 @@ int reterm(const std::string& in, const std::string& path) {
   bool device_seen = false;
   while (std::getline(f, line)) {
     if (line.rfind("# device:", 0) == 0) {
-      int hopper = 0;
-      if (std::sscanf(line.c_str(), device_line, &d.capability, &hopper, &d.multiprocessors,
-                      &d.clock_mhz, &d.bandwidth_gbs) != 5)
-        throw std::runtime_error(in + ": a bad device line: " + line);
-      d.hopper = hopper != 0;
+      d = device_of(line, in);
       device_seen = true;
     }
     if (line.empty() || line[0] == '#' || line.rfind("type,", 0) == 0) {
@@ -386,10 +427,7 @@ int reterm(const std::string& in, const std::string& path) {
       continue;
     }
     if (!device_seen) throw std::runtime_error(in + ": no device line before the rows");
-    std::vector<std::string> col;
-    std::istringstream fields(line);
-    for (std::string c; std::getline(fields, c, ',');) col.push_back(c);
-    if (col.size() < 12) throw std::runtime_error(in + ": a short row: " + line);
+    const std::vector<std::string> col = columns_of(line, in);
     const auto v =
         std::find_if(std::begin(cu::all_variants), std::end(cu::all_variants),
                      [&](cu::kernel_variant k) { return col[9] == cu::variant_name(k); });
@@ -409,6 +447,92 @@ int reterm(const std::string& in, const std::string& path) {
   std::ofstream out(path);
   out << o.str();
   if (!out) throw std::runtime_error("cannot write " + path);
+  return 0;
+}
+
+// one shape of a dump and its forced times by plan
+struct dumped_shape {
+  shape s{};
+  std::map<std::pair<std::string, int>, double> us;  // (variant, split) -> µs
+};
+
+// the plan for dumped shape `s` on `d` from `from` (operands at aligned
+// stand-in addresses: the planner reads only their alignment)
+template <class T>
+cu::kernel_plan replayed_plan(const shape& s, plan_from from, const cu::device_features& d) {
+  const auto len = marg::detail::lengths_of(s.op, s.m, s.n);
+  T* const p = reinterpret_cast<T*>(std::uintptr_t{1} << 20);
+  const marg::detail::banded_args<T> x{s.op, s.m,   s.n, p, 1,       len.a,  p,
+                                       1,    len.b, p,   1, len.out, s.batch};
+  if (from == plan_from::automatic) return cu::choose(x, d);
+  return cu::choose_from(from == plan_from::rules ? cu::plan_source::rules : cu::plan_source::model,
+                         x, d);
+}
+
+// --replay: the library's plans (choose: the rules or the model and the
+// rules' guard), the rules' alone and the model's alone for a dump's
+// shapes, timed by the dump's measurement of the same variant and split
+int replay(const std::string& in, const std::string& path) {
+  std::ifstream f(in);
+  if (!f) throw std::runtime_error("cannot read " + in);
+  cu::device_features d;
+  std::vector<dumped_shape> shapes;
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("# device:", 0) == 0) d = device_of(line, in);
+    if (line.empty() || line[0] == '#' || line.rfind("type,", 0) == 0) continue;
+    const std::vector<std::string> col = columns_of(line, in);
+    const shape s = parse_shape(col[1] + ':' + col[0] + ':' + col[2] + ':' + col[3] + ':' + col[4]);
+    if (shapes.empty() || shapes.back().s.op != s.op || shapes.back().s.is_double != s.is_double ||
+        shapes.back().s.m != s.m || shapes.back().s.n != s.n || shapes.back().s.batch != s.batch)
+      shapes.push_back({s, {}});
+    shapes.back().us[{col[9], std::stoi(col[10])}] = std::stod(col[11]);
+  }
+  std::ostringstream rows, summary;
+  for (const plan_from from : {plan_from::automatic, plan_from::rules, plan_from::model}) {
+    const char* name = from == plan_from::automatic ? "auto"
+                       : from == plan_from::rules   ? "rules"
+                                                    : "model";
+    double log_sum = 0, worst = 0;
+    int timed = 0, missing = 0, over_50 = 0;
+    for (const dumped_shape& e : shapes) {
+      const cu::kernel_plan p =
+          e.s.is_double ? replayed_plan<double>(e.s, from, d) : replayed_plan<float>(e.s, from, d);
+      double best = -1;
+      for (const auto& [k, t] : e.us)
+        if (best < 0 || t < best) best = t;
+      const auto hit = e.us.find({cu::variant_name(p.variant), p.split});
+      if (hit == e.us.end()) {
+        ++missing;
+        rows << "| " << name << " | " << op_name(e.s.op) << " | "
+             << (e.s.is_double ? "double" : "float") << " | " << e.s.m << " | " << e.s.n << " | "
+             << e.s.batch << " | " << cu::variant_name(p.variant) << '/' << p.split
+             << " | not in the dump |\n";
+        continue;
+      }
+      const double q = hit->second / best;
+      ++timed, log_sum += std::log(q), worst = std::max(worst, q), over_50 += q > 1.5;
+      if (q > 1.1)
+        rows << "| " << name << " | " << op_name(e.s.op) << " | "
+             << (e.s.is_double ? "double" : "float") << " | " << e.s.m << " | " << e.s.n << " | "
+             << e.s.batch << " | " << cu::variant_name(p.variant) << '/' << p.split << " | " << q
+             << " |\n";
+    }
+    char text[200];
+    std::snprintf(text, sizeof text,
+                  "%s: %d of %zu shapes timed (%d plans not in the dump): geometric mean %.4f, "
+                  "worst %.3f, %d over 1.5\n",
+                  name, timed, shapes.size(), missing, timed ? std::exp(log_sum / timed) : 0.0,
+                  worst, over_50);
+    summary << text;
+  }
+  std::ofstream out(path);
+  out << "# replay of " << in << "\n# " << summary.str() << "\n"
+      << "| plan | op | type | m | n | batch | plan/split | plan / best |\n"
+      << "|---|---|---|---|---|---|---|---|\n"
+      << rows.str();
+  if (!out) throw std::runtime_error("cannot write " + path);
+  std::printf("%s", summary.str().c_str());
   return 0;
 }
 
@@ -439,11 +563,21 @@ int main(int argc, char** argv) {
                  "instead of measuring: rewrite the cost-model terms of a --dump file with this "
                  "build's model (no GPU needed)")
       ->check(CLI::ExistingFile);
+  std::string replay_in;
+  app.add_option("--replay", replay_in,
+                 "instead of measuring: the library's, the rules' and the model's plans of a "
+                 "--dump file's shapes, timed by its measurements (no GPU needed)")
+      ->check(CLI::ExistingFile)
+      ->excludes("--reterm");
   app.add_option("--seed", seed, "the random shapes' seed (with --check and --dump)");
   int max_batch = 4096;
   app.add_option("--max-batch", max_batch,
                  "with --check and --dump: the random shapes' largest batch (default 4096)")
       ->check(CLI::Range(2, 1 << 20));
+  bool big = false;
+  app.add_flag("--big", big,
+               "with --check and --dump: large random shapes (2^28 to 2^33 multiply-adds, batches "
+               "to 16)");
   std::vector<std::string> given;
   app.add_option("--shape", given,
                  "with --check and --dump: a shape op:type:m:n:batch (repeatable) in place of the "
@@ -453,6 +587,10 @@ int main(int argc, char** argv) {
                  "with --check: the plan of the library (auto), of the preference rules alone or "
                  "of the cost model alone")
       ->check(CLI::IsMember({"auto", "rules", "model"}));
+  bool every_split = false;
+  app.add_flag("--every-split", every_split,
+               "with --check and --dump: also time each variant that splits its taps at splits "
+               "1, 2, 4, 8 and, on devices without clusters, 16");
   std::string wisdom;
   app.add_option("--wisdom", wisdom, "with --check: a wisdom file the plan uses")
       ->check(CLI::ExistingFile);
@@ -465,21 +603,22 @@ int main(int argc, char** argv) {
   for (int i = 0; i < argc; ++i) command << (i ? " " : "") << argv[i];
   try {
     if (!reterm_in.empty()) return reterm(reterm_in, out);
+    if (!replay_in.empty()) return replay(replay_in, out);
     if (*marg::cuda_unusable_reason() != '\0') {
       std::fprintf(stderr, "marg_tune: %s\n", marg::cuda_unusable_reason());
       return 1;
     }
     marg::set_backend(marg::backend::cuda);
-    const shape_source shapes{given, std::max(check_count, dump_count), seed, max_batch};
+    const shape_source shapes{given, std::max(check_count, dump_count), seed, max_batch, big};
     if (check_count > 0) {
       marg::forget_wisdom();
       if (!wisdom.empty()) marg::import_wisdom(wisdom);
       const plan_from from = planner == "rules"   ? plan_from::rules
                              : planner == "model" ? plan_from::model
                                                   : plan_from::automatic;
-      return check(shapes, from, out, command.str());
+      return check(shapes, from, every_split, out, command.str());
     }
-    if (dump_count > 0) return dump(shapes, out, command.str());
+    if (dump_count > 0) return dump(shapes, every_split, out, command.str());
     marg::forget_wisdom();
     marg::set_planner_mode(marg::planner_mode::measure);
     cudaStream_t stream = nullptr;

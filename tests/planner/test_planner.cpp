@@ -128,8 +128,9 @@ void check_runnable(const named_device& d, banded_op op, const shape& s, const k
   CHECK((!needs_ampere(p.variant) || d.f.ampere));
   CHECK((p.variant != kernel_variant::wgmma || (is_float && d.f.wgmma && s.batch <= 65535)));
   CHECK(p.split >= 1);
-  CHECK(p.split <= 8);
-  CHECK((p.split == 1 || (d.f.hopper && splits(p.variant))));
+  // a cluster holds 8 blocks; a split through scratch 16
+  CHECK(p.split <= (d.f.hopper ? 8 : 16));
+  CHECK((p.split == 1 || splits(p.variant)));
 }
 
 template <class T>
@@ -204,7 +205,10 @@ TEMPLATE_TEST_CASE("planner: devices without the Hopper features run the generic
     const kernel_plan p =
         marg::detail::cuda::choose(args_of<TestType>(banded_op::convolve, big), d.f);
     if (!d.f.hopper) {
-      CHECK(p.split == 1);
+      // its few tiles leave most of any GPU idle unless their taps split
+      // over blocks, which sum through scratch without clusters
+      CHECK(p.split > 1);
+      CHECK(p.split <= 16);
       CHECK(p.variant != kernel_variant::lane);
       CHECK(p.variant != kernel_variant::wgmma);
     }

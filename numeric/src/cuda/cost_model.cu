@@ -20,25 +20,32 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
 }
 
 /// One variant's work on one correlation: its units, how many a
-/// multiprocessor holds at once, and one unit's serial stages,
+/// multiprocessor holds at once, the serial stages of its longest unit and
+/// of an average one (0: as many as the longest), and an average unit's
 /// multiply-adds per warp and elements loaded.
 struct unit_work {
   std::int64_t units = 1, resident = 1, steps = 1;
-  double macs = 0, elems = 0;
+  double mean_steps = 0, macs = 0, elems = 0;
 };
 
 // an output tile of TJ outputs whose taps, split over `split` blocks, stage
-// KC at a time, with `warps` warps sharing its multiply-adds
+// KC at a time, with `warps` warps sharing its multiply-adds. A tile reads
+// the taps its outputs meet and TJ - 1 more (the band's slant), at most la:
+// all la in a gradient, fewer towards the ends of a full convolution, whose
+// tiles average la lx / lout + TJ - 1
 template <class T>
 unit_work tile_work(const correlation_view<T>& c, std::int64_t tj, std::int64_t kc,
                     std::int64_t warps, std::int64_t resident, int split) {
   const std::int64_t taps = std::min<std::int64_t>(c.la, tj + c.lx - 1);
+  const double mean_taps =
+      std::min(double(taps), double(band_macs(c)) / double(c.lout) + double(tj - 1));
   const double parts = split;
   return {.units = ceil_div(c.lout, tj) * c.batch * split,
           .resident = resident,
           .steps = ceil_div(ceil_div(taps, split), kc),
-          .macs = double(tj) * double(taps) / parts / double(warps),
-          .elems = double(tj + 2 * taps) / parts};
+          .mean_steps = std::ceil(mean_taps / parts / double(kc)),
+          .macs = double(tj) * mean_taps / parts / double(warps),
+          .elems = (double(tj) + 2 * mean_taps) / parts};
 }
 
 template <class C, class T>
@@ -63,9 +70,10 @@ unit_work work_of(kernel_variant v, const correlation_view<T>& c, int split,
       return tile_work<typename tun::mid>(c, split);
     case kernel_variant::large:
       return tile_work<typename tun::large>(c, split);
-    case kernel_variant::mma:  // tensor-core tiles of 512 outputs; a warp's
-                               // multiply-adds count a quarter
-      return tile_work(c, 512, sizeof(T) == 8 ? 256 : 128, 4, sizeof(T) == 8 ? 4 : 2, split);
+    case kernel_variant::mma: {  // tensor-core tiles, of launch_mma's tuning
+      const tile_shape t = mma_tile(c);
+      return tile_work(c, t.outputs, t.stage, t.warps, t.resident, split);
+    }
     case kernel_variant::warp: {  // a warp per problem, 128-output passes, 32 warps an SM
       using w = typename tun::warp;
       const std::int64_t passes = ceil_div(lout, w::TJ), taps = taps_of(w::TJ);
@@ -130,10 +138,19 @@ cost_terms cost_terms_of(kernel_variant v, const correlation_view<T>& c, int spl
   const double load = double(ceil_div(u.units, sms));
   cost_terms t;
   t.waves = waves;
-  t.wave_steps_us = waves * double(u.steps) * 1000.0 / clock;
+  // the waves before the last run average units; the last one waits for the longest
+  const double mean_steps = u.mean_steps > 0 ? u.mean_steps : double(u.steps);
+  t.wave_steps_us = ((waves - 1) * mean_steps + double(u.steps)) * 1000.0 / clock;
   t.load_macs_us = load * u.macs / clock;
   t.load_elems_us = load * u.elems / clock;
   t.bytes_us = double(c.batch) * double(c.la + c.lx + c.lout) * sizeof(T) / (1e3 * bandwidth);
+  // a split without clusters (launch_cluster_tiles): split partial tiles
+  // written and read back, then the outputs
+  if (split > 1 && !d.hopper) {
+    t.split_sums = 1;
+    t.split_bytes_us =
+        double(c.lout) * double(c.batch) * double(2 * split + 1) * sizeof(T) / (1e3 * bandwidth);
+  }
   return t;
 }
 
@@ -144,7 +161,8 @@ double modelled_us(kernel_variant v, const correlation_view<T>& c, int split,
   if (!k.fitted) return -1;
   const cost_terms t = cost_terms_of(v, c, split, d);
   return k.fixed + k.per_wave * t.waves + k.per_step * t.wave_steps_us +
-         k.per_mac * t.load_macs_us + k.per_elem * t.load_elems_us + k.per_byte * t.bytes_us;
+         k.per_mac * t.load_macs_us + k.per_elem * t.load_elems_us + k.per_byte * t.bytes_us +
+         split_sum_fit.fixed * t.split_sums + split_sum_fit.per_byte * t.split_bytes_us;
 }
 
 template <class T>

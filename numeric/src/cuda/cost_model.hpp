@@ -30,11 +30,17 @@ struct cost_terms {
   double load_elems_us = 0;
   /// bytes of the operands and the result at the memory bandwidth, in µs
   double bytes_us = 0;
+  /// 1 where a tap split sums its partial tiles through scratch with a
+  /// second kernel (a device without clusters), else 0
+  double split_sums = 0;
+  /// where split_sums: the partial tiles written to scratch and read back
+  /// and the outputs written, at the memory bandwidth, in µs
+  double split_bytes_us = 0;
 };
 
 /// One variant's fitted coefficients: modelled µs = fixed + per_wave waves +
 /// per_step wave_steps_us + per_mac load_macs_us + per_elem load_elems_us +
-/// per_byte bytes_us (all >= 0).
+/// per_byte bytes_us (all >= 0), plus the split's sum (split_sum_coefficients).
 struct cost_coefficients {
   /// false where the fit saw no measurement of the variant: the model never
   /// picks it
@@ -50,6 +56,15 @@ struct cost_coefficients {
   /// cycles per element loaded
   double per_elem = 0;
   /// memory-bound share: 1 streams at the full bandwidth
+  double per_byte = 0;
+};
+
+/// What summing a tap split through scratch adds, the same for every
+/// variant: fixed split_sums + per_byte split_bytes_us (both >= 0).
+struct split_sum_coefficients {
+  /// the second kernel and the scratch's allocation, µs
+  double fixed = 0;
+  /// the scratch traffic's share of the bandwidth (1: the full bandwidth)
   double per_byte = 0;
 };
 

@@ -1,14 +1,27 @@
 // clang-format off
 // The cost model's coefficients (cost_model.hpp), indexed [double][gradient]
-// [variant]: {fitted, fixed, per_wave, per_step, per_mac, per_elem, per_byte}.
+// [variant]: {fitted, fixed, per_wave, per_step, per_mac, per_elem, per_byte};
+// and the split's sum through scratch: {fixed, per_byte}.
 // Written by scripts/fit-cost-model from these marg_tune --dump measurements:
-// - bench/cuda/cost-data/h200-generic-seed7.csv.xz: 799 shapes
-//   libmarg 0.1.0, NVIDIA H200 (sm_90, 132 SMs), CUDA driver 13.0, 2026-11-29 11:54 UTC
-//   command: build/bench/cuda/marg_tune --dump 800 --seed 7 --out /root/out/dump_generic.csv
+// - bench/cuda/cost-data/h200-big-seed9.csv.xz: 120 shapes
+//   libmarg 0.1.0, NVIDIA H200 (sm_90, 132 SMs), CUDA driver 13.0, 2026-11-29 15:39 UTC
+//   command: build/bench/cuda/marg_tune --dump 120 --big --seed 9 --out /root/out/r/hbig9.csv
+//   device: capability=90 hopper=1 multiprocessors=132 clock_mhz=1980 bandwidth_gbs=4814
+// - bench/cuda/cost-data/h200-generic-big-every-split.csv.xz: 26 shapes
+//   libmarg 0.1.0, NVIDIA H200 (sm_90, 132 SMs), CUDA driver 13.0, 2026-11-29 15:32 UTC
+//   command: build/bench/cuda/marg_tune --dump 1 --shape convolve:float:8192:8192:1 --shape convolve:float:16384:16384:1 --shape convolve:float:32768:32768:1 --shape convolve:float:65536:65536:1 --shape convolve:float:16384:16384:4 --shape convolve:float:4096:131072:1 --shape convolve:double:8192:8192:1 --shape convolve:double:16384:16384:1 --shape convolve:double:32768:32768:1 --shape convolve:double:65536:65536:1 --shape convolve:double:16384:16384:4 --shape convolve:double:4096:131072:1 --shape grad_p:float:8192:8192:1 --shape grad_p:float:16384:16384:1 --shape grad_p:float:32768:32768:1 --shape grad_p:float:65536:65536:1 --shape grad_p:float:16384:16384:4 --shape grad_p:float:4096:131072:1 --shape grad_p:double:8192:8192:1 --shape grad_p:double:16384:16384:1 --shape grad_p:double:32768:32768:1 --shape grad_p:double:65536:65536:1 --shape grad_p:double:16384:16384:4 --shape grad_p:double:4096:131072:1 --shape grad_p:float:1024:65536:1 --shape grad_p:double:1024:65536:1 --every-split --out /root/out/r/gbig.csv
 //   device: capability=90 hopper=0 multiprocessors=132 clock_mhz=1980 bandwidth_gbs=4814
-// - bench/cuda/cost-data/h200-generic-seed8-batch65536.csv.xz: 799 shapes
-//   libmarg 0.1.0, NVIDIA H200 (sm_90, 132 SMs), CUDA driver 13.0, 2026-11-29 12:08 UTC
-//   command: build/bench/cuda/marg_tune --dump 800 --seed 8 --max-batch 65536 --out /root/out/dump_generic_b.csv
+// - bench/cuda/cost-data/h200-generic-big-seed9-every-split.csv.xz: 120 shapes
+//   libmarg 0.1.0, NVIDIA H200 (sm_90, 132 SMs), CUDA driver 13.0, 2026-11-29 15:38 UTC
+//   command: build/bench/cuda/marg_tune --dump 120 --big --seed 9 --every-split --out /root/out/r/gbig9.csv
+//   device: capability=90 hopper=0 multiprocessors=132 clock_mhz=1980 bandwidth_gbs=4814
+// - bench/cuda/cost-data/h200-generic-seed7-every-split.csv.xz: 500 shapes
+//   libmarg 0.1.0, NVIDIA H200 (sm_90, 132 SMs), CUDA driver 13.0, 2026-11-29 15:27 UTC
+//   command: build/bench/cuda/marg_tune --dump 500 --seed 7 --every-split --out /root/out/r/g7.csv
+//   device: capability=90 hopper=0 multiprocessors=132 clock_mhz=1980 bandwidth_gbs=4814
+// - bench/cuda/cost-data/h200-generic-seed8-batch65536-every-split.csv.xz: 500 shapes
+//   libmarg 0.1.0, NVIDIA H200 (sm_90, 132 SMs), CUDA driver 13.0, 2026-11-29 15:27 UTC
+//   command: build/bench/cuda/marg_tune --dump 500 --seed 8 --max-batch 65536 --every-split --out /root/out/r/g8.csv
 //   device: capability=90 hopper=0 multiprocessors=132 clock_mhz=1980 bandwidth_gbs=4814
 // - bench/cuda/cost-data/h200-seed7.csv.xz: 799 shapes
 //   libmarg 0.1.0, NVIDIA H200 (sm_90, 132 SMs), CUDA driver 13.0, 2026-11-29 11:54 UTC
@@ -26,55 +39,57 @@
 
 namespace marg::detail::cuda {
 
+// from 3477 timings of split one-stage shapes
+inline constexpr split_sum_coefficients split_sum_fit = {5.02202, 2.6216};
+
 inline constexpr cost_coefficients cost_fit[2][2][9] = {
     {
         {
-            {true, 2.77709, 0, 0.936903, 0, 0.744229, 0.0593845},         // warp: 508 timings
-            {true, 2.62129, 0.927701, 0.359343, 0.0434408, 0, 0.762251},  // small: 508 timings
-            {true, 2.58284, 0.852771, 0.575451, 0.0449915, 0, 1.02187},   // mid: 508 timings
-            {true, 1.82353, 1.98688, 0, 0.104975, 0, 1.39902},            // large: 508 timings
-            {true, 3.80524, 0, 1.21363, 0.0246914, 0, 1.46183},           // mma: 508 timings
-            {true, 0, 3.12626, 0, 0.318012, 0.124856, 1.18262},           // lane: 122 timings
-            {true, 3.58509, 0, 1.98647, 0.0129861, 0, 0.715546},          // pairs: 216 timings
-            {true, 0, 14.219, 0, 0.0186187, 2.6315, 0},                   // wgmma: 249 timings
-            {true, 0.272917, 0, 6.91484, 0, 0.126663, 6.64937},           // wide: 254 timings
+            {true, 2.68825, 0, 0.892447, 0, 0.735882, 0.160296},        // warp: 433 timings
+            {true, 2.90083, 0.367655, 0.386723, 0, 0.878952, 3.13191},  // small: 898 timings
+            {true, 2.89538, 0.00897015, 0.862022, 0.000703299, 1.42483,
+             1.6397},                                                   // mid: 899 timings
+            {true, 2.47257, 0, 1.50802, 0.0718217, 0.95995, 1.64208},   // large: 902 timings
+            {true, 3.55725, 0, 1.01918, 0.0349669, 0.372022, 1.77645},  // mma: 898 timings
+            {true, 0, 3.12626, 0, 0.318012, 0.124856, 1.18262},         // lane: 122 timings
+            {true, 3.16243, 0, 2.28614, 0.0131952, 0, 0.625881},        // pairs: 171 timings
+            {true, 0, 14.2469, 0, 0.0148799, 2.67294, 0},               // wgmma: 262 timings
+            {true, 0.375245, 0, 6.2367, 0, 0.157286, 6.18168},          // wide: 196 timings
         },
         {
-            {true, 2.57779, 0.207084, 1.0703, 0.00814106, 0.297114,
-             0.947951},                                                  // warp: 1092 timings
-            {true, 2.65377, 0.695782, 0.364655, 0, 0.959979, 0.438158},  // small: 1092 timings
-            {true, 2.85817, 0.272158, 0.597325, 0.00424019, 1.44779,
-             0.725704},                                                   // mid: 1092 timings
-            {true, 1.86979, 1.6277, 0.751254, 0.0933836, 0, 1.12695},     // large: 1092 timings
-            {true, 3.57829, 0, 1.86942, 0.0203834, 0, 0},                 // mma: 1092 timings
-            {true, 0, 3.22879, 0, 0.321022, 0.137855, 1.1839},            // lane: 249 timings
-            {true, 3.50766, 0, 2.15882, 0.0142382, 0, 0.257077},          // pairs: 510 timings
-            {true, 0, 14.51, 0, 0.0352804, 3.25818, 0},                   // wgmma: 524 timings
-            {true, 0.621712, 0, 6.19121, 0.0116838, 0.0493062, 10.7997},  // wide: 468 timings
+            {true, 2.29721, 0.269466, 1.09006, 0.00845224, 0.26852, 1.02784},  // warp: 984 timings
+            {true, 2.68407, 0.554682, 0.351443, 0, 1.00337, 0.542936},  // small: 2011 timings
+            {true, 2.7689, 0.23963, 0.547071, 0.00110974, 1.67406, 0.329486},  // mid: 2017 timings
+            {true, 2.38551, 0.39988, 1.0439, 0.0735549, 0.930993, 1.09085},  // large: 2028 timings
+            {true, 3.31921, 0, 1.75565, 0.0246426, 0.503418, 0.424589},      // mma: 2039 timings
+            {true, 0, 3.22879, 0, 0.321022, 0.137855, 1.1839},               // lane: 249 timings
+            {true, 3.22236, 0, 2.19359, 0.0143333, 0, 0.318189},             // pairs: 407 timings
+            {true, 0, 14.6075, 0, 0.0182324, 3.37487, 0},                    // wgmma: 571 timings
+            {true, 0.160891, 0, 6.72966, 0.00170643, 0.0576915, 11.3152},    // wide: 368 timings
         },
     },
     {
         {
-            {true, 2.68714, 0.0174236, 1.15291, 0.0256868, 0, 0.92484},   // warp: 476 timings
-            {true, 2.545, 0.935766, 0.381988, 0.104082, 0, 0.935161},     // small: 476 timings
-            {true, 2.63099, 0.618356, 0.838659, 0.0678038, 0, 0.903665},  // mid: 476 timings
-            {true, 1.89907, 0.863612, 1.8426, 0.166445, 0, 0.911762},     // large: 476 timings
-            {true, 2.40692, 0.940257, 1.72469, 0.0310142, 0, 1.93817},    // mma: 238 timings
-            {true, 0, 3.19035, 0, 0.657642, 0.128608, 0.871796},          // lane: 87 timings
-            {true, 3.3764, 1.09143, 0, 0.025376, 0, 0.703015},            // pairs: 174 timings
-            {},                                                           // wgmma: not measured
-            {true, 0, 3.64051, 0, 0, 0.470039, 9.44879},                  // wide: 240 timings
+            {true, 2.58432, 0, 1.07724, 0.0166741, 0.396985, 0.47426},  // warp: 456 timings
+            {true, 3.03032, 0.118228, 0.383422, 0, 1.93625, 1.57122},   // small: 987 timings
+            {true, 2.96489, 0, 0.550056, 0.0242989, 2.02698, 0},        // mid: 993 timings
+            {true, 2.65743, 0, 0.854592, 0.138778, 1.64301, 0.162632},  // large: 991 timings
+            {true, 2.4631, 0.984542, 1.5749, 0.039847, 0, 1.83593},     // mma: 262 timings
+            {true, 0, 3.19035, 0, 0.657642, 0.128608, 0.871796},        // lane: 87 timings
+            {true, 3.35459, 0.868975, 0, 0.0268898, 0, 0.811753},       // pairs: 149 timings
+            {},                                                         // wgmma: not measured
+            {true, 0, 3.43604, 0, 0, 0.484836, 10.0472},                // wide: 206 timings
         },
         {
-            {true, 2.38453, 0.319722, 1.25161, 0.0264241, 0, 0.833443},  // warp: 1124 timings
-            {true, 2.76788, 0.48693, 0.453321, 0, 1.87525, 0.390935},    // small: 1124 timings
-            {true, 2.91926, 0.111739, 0.852994, 0.0318393, 1.40874, 0.529207},  // mid: 1124 timings
-            {true, 2.0397, 0.813811, 1.78319, 0.161534, 0, 0.917346},   // large: 1124 timings
-            {true, 2.33516, 0.854245, 2.21586, 0.0223327, 0, 1.46204},  // mma: 562 timings
-            {true, 0, 3.47184, 0, 0.642104, 0.1493, 0.971337},          // lane: 209 timings
-            {true, 3.65362, 0, 1.86232, 0.0259957, 0, 0.498883},        // pairs: 458 timings
-            {},                                                         // wgmma: not measured
-            {true, 0, 3.72773, 0, 0, 0.23648, 6.87234},                 // wide: 460 timings
+            {true, 2.26304, 0.228858, 1.26588, 0.0266745, 0, 0.855981},   // warp: 993 timings
+            {true, 2.81455, 0.297232, 0.406786, 0, 1.96779, 0.684587},    // small: 2043 timings
+            {true, 2.85756, 0, 0.811448, 0.0225727, 1.82946, 0.0615659},  // mid: 2046 timings
+            {true, 2.56774, 0, 1.32659, 0.139526, 1.32948, 0.281953},     // large: 2051 timings
+            {true, 2.28181, 1.04908, 1.96382, 0.0340257, 0, 0.985491},    // mma: 598 timings
+            {true, 0, 3.47184, 0, 0.642104, 0.1493, 0.971337},            // lane: 209 timings
+            {true, 3.53852, 0, 1.55321, 0.0273204, 0, 0.643895},          // pairs: 362 timings
+            {},                                                           // wgmma: not measured
+            {true, 0, 3.51493, 0, 0, 0.257766, 6.9322},                   // wide: 365 timings
         },
     },
 };

@@ -62,6 +62,21 @@ int mma_split(const correlation_view<float>& c,
 int mma_split(const correlation_view<double>& c,
               const device_features& d = current_device_features());
 
+/// The shape of a tile kernel's block, as the cost model sees it.
+struct tile_shape {
+  int outputs;   ///< outputs per tile
+  int stage;     ///< taps per shared-memory stage
+  int warps;     ///< warps per block
+  int resident;  ///< blocks a multiprocessor holds (the launch bounds' minimum)
+};
+
+/// The tile the mma variant runs `c` with (launch_mma's choice of tuning).
+/// @param c the correlation
+/// @return its shape
+tile_shape mma_tile(const correlation_view<float>& c);
+/// @copydoc mma_tile(const correlation_view<float>&)
+tile_shape mma_tile(const correlation_view<double>& c);
+
 /// Launches the tensor-core variant (requires mma_supports(c)).
 /// @param c the correlation
 /// @param split blocks per output tile (see mma_split)
@@ -218,7 +233,8 @@ const variant_entry<T>& entry_of(kernel_variant v) {
 /// @param v the variant
 /// @param c the correlation
 /// @param split tiled variants: blocks that share the taps of one output tile
-///        (1..8, a cluster); ignored by the warp and lane variants
+///        (1..8, a cluster, with the Hopper features; 1..16, through scratch,
+///        without); ignored by the untiled variants
 /// @param stream the stream
 template <class T>
 void launch_variant(kernel_variant v, const correlation_view<T>& c, int split, cudaStream_t stream);
@@ -228,7 +244,7 @@ void launch_variant(kernel_variant v, const correlation_view<T>& c, int split, c
 /// @param v the variant
 /// @param c the correlation
 /// @param d the device (default: the current one)
-/// @return blocks per output tile, 1..8
+/// @return blocks per output tile, 1..8 with the Hopper features, 1..16 without
 template <class T>
 int tap_split_of(kernel_variant v, const correlation_view<T>& c,
                  const device_features& d = current_device_features());

@@ -461,20 +461,36 @@ kernel_plan plan_by(plan_source source, const correlation_view<T>& c, const devi
   return source == plan_source::model ? modelled_plan(c, dev) : choose_rules(c, dev);
 }
 
+// How much slower than its own plan the cost model must time the rules'
+// plan before the model's plan runs instead on the rules' device class: the
+// rules are fitted to batches of at most 4096 problems and miss shapes
+// beyond (tiny problems in tens of thousands, where lane outruns their
+// warp); a margin keeps them wherever they and the model nearly agree,
+// which is where they are the better judge (marg_tune --replay of the dumps
+// in bench/cuda/cost-data picks the margin).
+constexpr double rules_overruled_at = 1.3;
+
 // The plan of `c` on `dev`: the rules on the device class they are fitted
-// to, the cost model elsewhere.
+// to, unless the cost model times their plan rules_overruled_at times its
+// own; the cost model elsewhere.
 template <class T>
 kernel_plan choose_for(const correlation_view<T>& c, const device_features& dev) {
-  return plan_by(rules_fitted_to(dev) ? plan_source::rules : plan_source::model, c, dev);
+  if (!rules_fitted_to(dev)) return modelled_plan(c, dev);
+  const kernel_plan rules = choose_rules(c, dev), model = modelled_plan(c, dev);
+  if (model.variant == rules.variant && model.split == rules.split) return rules;
+  const double by_rules = modelled_us(rules.variant, c, rules.split, dev),
+               by_model = modelled_us(model.variant, c, model.split, dev);
+  return by_rules > 0 && by_model > 0 && by_rules > rules_overruled_at * by_model ? model : rules;
 }
 
 }  // namespace
 
+namespace {
+
+// the split variant v's rule gives `c` on `dev`, clusters or not
 template <class T>
-int tap_split_of(kernel_variant v, const correlation_view<T>& c, const device_features& dev) {
+int split_rule(kernel_variant v, const correlation_view<T>& c, const device_features& dev) {
   using tun = tiled_tunings<T>;
-  // a tap split runs over a cluster (sm_90)
-  if (!dev.hopper || !entry_of<T>(v).splits_taps) return 1;
   switch (v) {
     case kernel_variant::small:
       return tap_split<typename tun::small>(c, dev);
@@ -487,6 +503,28 @@ int tap_split_of(kernel_variant v, const correlation_view<T>& c, const device_fe
     default:  // the registry's entries that split are the four above
       return 1;
   }
+}
+
+}  // namespace
+
+template <class T>
+int tap_split_of(kernel_variant v, const correlation_view<T>& c, const device_features& dev) {
+  if (!entry_of<T>(v).splits_taps) return 1;
+  if (dev.hopper) return split_rule(v, c, dev);
+  // without clusters the partial tiles go through scratch and a second
+  // kernel (launch_cluster_tiles): the split of 1, 2, 4, 8 or 16 the cost
+  // model times fastest, where the scratch stays bounded
+  static_assert(max_memory_split == 16);
+  int best = 1;
+  double best_us = modelled_us(v, c, 1, dev);
+  for (const int split : {2, 4, 8, 16}) {
+    if (split > c.la ||
+        std::int64_t{c.lout} * c.batch * split * std::int64_t{sizeof(T)} > split_scratch_max_bytes)
+      break;
+    const double t = modelled_us(v, c, split, dev);
+    if (t >= 0 && t < best_us) best_us = t, best = split;
+  }
+  return best;
 }
 
 bool rules_fitted_to(const device_features& dev) {

@@ -70,17 +70,19 @@ bool supports(kernel_variant v, const banded_args<T>& x, const device_features& 
 struct kernel_plan {
   /// the variant
   kernel_variant variant = kernel_variant::small;
-  /// blocks sharing the taps of one output tile (1..8, a cluster; 1 on
-  /// devices without the Hopper features and for the untiled variants)
+  /// blocks sharing the taps of one output tile: 1..8, a cluster, on
+  /// devices with the Hopper features; 1..16 elsewhere, summed through
+  /// scratch; 1 for the untiled variants
   int split = 1;
 };
 
 /// The plan for product `x` on device `d`: on the device class the rules
 /// are fitted to (rules_fitted_to), the variants' preference rules
 /// (launch_banded.cu and each variant's *_preferred) in order, then what
-/// `d` can run (a variant it lacks gives way to the generic tile); on any
-/// other device, the variant `d` supports that the cost model
-/// (cost_model.hpp) times fastest. Reads
+/// `d` can run (a variant it lacks gives way to the generic tile), unless
+/// the cost model times that plan 1.3 times slower than its own (shapes
+/// beyond those the rules are fitted to); on any other device, the variant
+/// `d` supports that the cost model (cost_model.hpp) times fastest. Reads
 /// nothing but its arguments: the operands' pointers only for their
 /// alignment. The same inputs give the same plan.
 /// @param x the checked product

@@ -1,9 +1,10 @@
 // What the tile kernels (tiled.cuh, mma_f64.cuh, mma_tf32.cuh) share: the
 // grid of tiles x tap splits x problems, the launch with a cluster along y
 // when the taps of a tile are split, the deterministic sum of the partial
-// tiles through distributed shared memory in rank order (no atomics, no
-// scratch), the split that fills the GPU, and the cached multiprocessor
-// count the dispatch sizes grids with. Not installed.
+// tiles in rank order (no atomics: through distributed shared memory on
+// Hopper, through device scratch and a second kernel elsewhere), the split
+// that fills the GPU, and the cached multiprocessor count the dispatch
+// sizes grids with. Not installed.
 #pragma once
 
 #include <cooperative_groups.h>
@@ -15,6 +16,7 @@
 
 #include "../cuda_check.hpp"
 #include "../features.hpp"
+#include "../scratch.hpp"
 #include "../stream.hpp"
 #include "correlation.cuh"
 
@@ -22,6 +24,11 @@ namespace marg::detail::cuda {
 
 /// Largest tap split (cluster size) of the tile kernels: the portable limit.
 inline constexpr int max_tap_split = 8;
+
+/// Largest tap split of a device without clusters, whose partial tiles meet
+/// in scratch (launch_cluster_tiles): no cluster bounds it, and the long
+/// single problems the split serves keep gaining up to 16.
+inline constexpr int max_memory_split = 16;
 
 __device__ inline std::int64_t dmin(std::int64_t x, std::int64_t y) {
   return x < y ? x : y;
@@ -147,8 +154,10 @@ inline int batch_tap_split(std::int64_t tiles, std::int64_t span, std::int64_t s
 /// problems blockIdx.z, blockIdx.z + gridDim.z, ... over tap split
 /// blockIdx.y of gridDim.y (the cluster rank). `agent.run_tile(c, a, x, J0,
 /// kt, ck)` leaves the block's partial tile in shared memory, output i at
-/// part[index(i)]; with one split the tile is stored as it is, otherwise the
-/// ck partial tiles are summed in rank order and rank kt stores its slice.
+/// part[index(i)]; with one split the tile is stored as it is; a split with
+/// c.partial stores the partial tile there for kernel_sum_partials; a split
+/// over a cluster sums the ck partial tiles in rank order and rank kt stores
+/// its slice.
 /// @tparam TJ outputs per tile
 /// @tparam Threads threads per block
 /// @param c the correlation
@@ -165,10 +174,14 @@ __device__ __forceinline__ void run_cluster_tiles(const correlation_view<T>& c, 
     const T* x = c.x + b * c.x_batch;
     T* out = c.out + b * c.out_batch;
     agent.run_tile(c, a, x, J0, kt, ck);
-    if (ck == 1) {
+    if (ck == 1 || c.partial != nullptr) {
+      // unsplit: the tile is the output; split without a cluster: the
+      // partial tile goes to its rank's row of scratch (kernel_sum_partials)
+      T* dst = ck == 1 ? out : c.partial + (std::int64_t{kt} * c.batch + b) * c.lout;
+      const std::int64_t step = ck == 1 ? c.out_step : 1;
       __syncthreads();
       for (int i = threadIdx.x; i < TJ && J0 + i < c.lout; i += Threads)
-        out[(J0 + i) * c.out_step] = part[index(i)];
+        dst[(J0 + i) * step] = part[index(i)];
     } else {
 #if MARG_CUDA_HOPPER_CODE
       namespace cg = cooperative_groups;
@@ -188,6 +201,29 @@ __device__ __forceinline__ void run_cluster_tiles(const correlation_view<T>& c, 
     __syncthreads();
   }
 }
+
+/// The second kernel of a tap split without a cluster: out = the sum over
+/// ranks q = 0, 1, ... of c.partial's rows (split x batch x lout), in rank
+/// order from 0, the order of the cluster sum (run_cluster_tiles): the same
+/// split gives bitwise the same outputs on every device.
+/// @param c the correlation, with partial set
+/// @param split the ranks
+template <class T>
+__global__ void kernel_sum_partials(const correlation_view<T> c, int split) {
+  const std::int64_t n = std::int64_t{c.lout} * c.batch;
+  for (std::int64_t i = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n;
+       i += std::int64_t{gridDim.x} * blockDim.x) {
+    const std::int64_t b = i / c.lout, j = i - b * c.lout;
+    T s = 0;
+    for (int q = 0; q < split; ++q) s += c.partial[q * n + i];
+    c.out[b * c.out_batch + j * c.out_step] = s;
+  }
+}
+
+/// Largest scratch (bytes) a tap split without a cluster writes its partial
+/// tiles to: the split pays where few tiles leave the GPU idle, and such
+/// problems are long, not many (tap_split_of).
+inline constexpr std::int64_t split_scratch_max_bytes = std::int64_t{32} << 20;
 
 /// Programmatic dependent launch, kernel side: waits until the kernel before
 /// this one on the stream has finished and its writes are visible (a no-op
@@ -276,7 +312,9 @@ void launch_with(void (*kernel)(correlation_view<T>), dim3 grid, unsigned thread
 }
 
 /// Launches a tile kernel on tiles x split x problems blocks (at most 65535
-/// along z; blocks walk the rest), as clusters of `split` along y.
+/// along z; blocks walk the rest), as clusters of `split` along y on Hopper;
+/// elsewhere a split launches without a cluster and sums its partial tiles
+/// through device scratch (kernel_sum_partials).
 /// @tparam TJ outputs per tile
 /// @tparam Threads threads per block
 /// @param kernel the kernel (its body: run_cluster_tiles)
@@ -290,8 +328,24 @@ void launch_cluster_tiles(void (*kernel)(correlation_view<T>), const correlation
                           int split, cudaStream_t stream, bool early_start = false) {
   const unsigned tiles = static_cast<unsigned>((std::int64_t{c.lout} + TJ - 1) / TJ);
   const unsigned gz = static_cast<unsigned>(std::min(c.batch, 65535));
-  launch_with(kernel, dim3(tiles, static_cast<unsigned>(split), gz), Threads, split, early_start, c,
-              stream);
+  const dim3 grid(tiles, static_cast<unsigned>(split), gz);
+  if (split == 1 || current_device_features().hopper) {
+    launch_with(kernel, grid, Threads, split, early_start, c, stream);
+    return;
+  }
+  // no clusters: the ranks write their partial tiles to scratch and a second
+  // kernel sums them in rank order
+  const std::int64_t n = std::int64_t{c.lout} * c.batch;
+  const device_scratch scratch(static_cast<std::size_t>(n * split) * sizeof(T), current_device_id(),
+                               stream);
+  correlation_view<T> s = c;
+  s.partial = static_cast<T*>(scratch.data());
+  launch_with(kernel, grid, Threads, 1, false, s, stream);
+  constexpr unsigned sum_threads = 256;
+  const std::int64_t blocks = std::min<std::int64_t>((n + sum_threads - 1) / sum_threads,
+                                                     std::int64_t{8} * multiprocessors());
+  launch_with({.grid = dim3(static_cast<unsigned>(blocks)), .threads = sum_threads}, stream,
+              kernel_sum_partials<T>, s, split);
 }
 
 }  // namespace marg::detail::cuda

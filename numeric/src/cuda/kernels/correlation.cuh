@@ -30,6 +30,9 @@ struct correlation_view {
   std::int64_t out_batch;  ///< elements between problems
   int lout;                ///< outputs per problem
   int batch;               ///< number of problems
+  /// where a tile kernel split without a cluster writes its partial tiles,
+  /// split x batch x lout values (launch_cluster_tiles); nullptr otherwise
+  T* partial = nullptr;
 };
 
 /// @return whether p is 16-byte aligned (what 16-byte vector loads and

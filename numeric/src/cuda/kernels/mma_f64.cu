@@ -113,6 +113,14 @@ int mma_split(const correlation_view<double>& c, const device_features& dev) {
                         : mma_f64_split<d::big>(c, dev.multiprocessors, d::waves, &d::big_split);
 }
 
+tile_shape mma_tile(const correlation_view<double>& c) {
+  using d = mma_f64_dispatch;
+  return use_batched(c)
+             ? tile_shape{d::batched::TJ, d::batched::KC, d::batched::threads / 32,
+                          d::batched::min_blocks}
+             : tile_shape{d::big::TJ, d::big::KC, d::big::threads / 32, d::big::min_blocks};
+}
+
 void launch_mma(const correlation_view<double>& c, int split, cudaStream_t stream) {
   if (use_batched(c))
     launch_mma_f64<mma_f64_dispatch::batched>(c, split, stream);

@@ -419,7 +419,7 @@ __global__ void __launch_bounds__(C::threads, C::min_blocks)
   if constexpr (C::TJ * sizeof(T) <= push_max_bytes) {
     __shared__ __align__(16) T recv[C::TJ + max_tap_split];
     __shared__ __align__(8) unsigned long long full;
-    if (gridDim.y > 1) {
+    if (gridDim.y > 1 && c.partial == nullptr) {
       run_pushed_tiles<T, C>(c, agent, recv, &full);
       return;
     }
