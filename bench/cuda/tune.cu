@@ -85,8 +85,8 @@ struct shape {
 
 // m from 1 to 2^14 and n to 2^17, log-uniform, a batch of 1 half the time,
 // else 2 to max_batch log-uniform, at most 2^30 multiply-adds and 2^26
-// outputs; `big`: m to 2^17 too, batches to 16 and 2^28 to 2^33 multiply-adds
-// (the long single problems the others rarely draw)
+// outputs; `big`: m to 2^17 too and 2^28 to 2^33 multiply-adds (the long
+// problems the others rarely draw)
 std::vector<shape> random_shapes(int count, std::uint64_t seed, int max_batch, bool big) {
   std::mt19937_64 rng(seed);
   const auto log_uniform = [&](double hi) {
@@ -96,7 +96,7 @@ std::vector<shape> random_shapes(int count, std::uint64_t seed, int max_batch, b
   while (static_cast<int>(out.size()) < count) {
     shape s{static_cast<marg::detail::banded_op>(rng() % 3), rng() % 2 == 1,
             log_uniform(big ? 131072.0 : 16384.0), log_uniform(131072.0),
-            rng() % 2 == 0 ? 1 : 1 + log_uniform(big ? 16.0 : double(max_batch))};
+            rng() % 2 == 0 ? 1 : 1 + log_uniform(double(max_batch))};
     const std::int64_t r = std::int64_t{s.m} + s.n - 1, macs = std::int64_t{s.m} * s.n * s.batch;
     if (macs > (std::int64_t{1} << (big ? 33 : 30)) || r * s.batch > (std::int64_t{1} << 26) ||
         (big && macs < (std::int64_t{1} << 28)))
@@ -577,7 +577,7 @@ int main(int argc, char** argv) {
   bool big = false;
   app.add_flag("--big", big,
                "with --check and --dump: large random shapes (2^28 to 2^33 multiply-adds, batches "
-               "to 16)");
+               "to 16 unless --max-batch says)");
   std::vector<std::string> given;
   app.add_option("--shape", given,
                  "with --check and --dump: a shape op:type:m:n:batch (repeatable) in place of the "
@@ -609,6 +609,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     marg::set_backend(marg::backend::cuda);
+    if (big && app.count("--max-batch") == 0) max_batch = 16;
     const shape_source shapes{given, std::max(check_count, dump_count), seed, max_batch, big};
     if (check_count > 0) {
       marg::forget_wisdom();

@@ -299,6 +299,28 @@ TEST_CASE("planner: wisdom overrides the rules where the device supports its var
   CHECK(plan(big, h200).variant == kernel_variant::wgmma);
 }
 
+TEMPLATE_TEST_CASE("planner: a shape met again gets its plan", "[planner]", float, double) {
+  // choose() remembers the plans of the last shapes per thread; off the
+  // rules' class it is the model's plan, which choose_from makes anew. Two
+  // passes over every shape and device, and each shape twice in a row,
+  // reuse and evict the remembered plans
+  for (int pass = 0; pass < 2; ++pass)
+    for (const banded_op op : {banded_op::convolve, banded_op::grad_p, banded_op::grad_q})
+      for (const shape& s : shapes())
+        for (const named_device& d : devices()) {
+          if (marg::detail::cuda::rules_fitted_to(d.f)) continue;
+          CAPTURE(pass, d.name, op_name(op), s.m, s.n, s.batch);
+          const auto x = args_of<TestType>(op, s);
+          const kernel_plan anew =
+              marg::detail::cuda::choose_from(marg::detail::cuda::plan_source::model, x, d.f);
+          for (int again = 0; again < 2; ++again) {
+            const kernel_plan p = marg::detail::cuda::choose(x, d.f);
+            CHECK(p.variant == anew.variant);
+            CHECK(p.split == anew.split);
+          }
+        }
+}
+
 TEST_CASE("planner: the snapshot of plans", "[planner]") {
   const std::string now = snapshot_lines<float>() + snapshot_lines<double>();
   const char* write = std::getenv("MARG_PLANNER_SNAPSHOT_WRITE");

@@ -84,12 +84,13 @@ unit_work work_of(kernel_variant v, const correlation_view<T>& c, int split,
               .elems = double(passes) * double(w::TJ + 2 * taps)};
     }
     case kernel_variant::pairs: {  // a warp per problem; its layout pads the
-                                   // outputs to whole 512-output halves
+                                   // outputs to whole 512-output halves and
+                                   // skips the band's zero triangles
       const std::int64_t out = ceil_div(lout, 512) * 512;
       return {.units = c.batch,
               .resident = pairs_tuning::W * pairs_tuning::resident,
               .steps = 1,
-              .macs = double(out) * double(std::min<std::int64_t>(la, out + lx - 1)),
+              .macs = band * double(out) / double(lout),
               .elems = double(la + lx + out)};
     }
     case kernel_variant::lane:  // a lane per problem: groups of 32 problems, a

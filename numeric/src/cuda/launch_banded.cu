@@ -3,6 +3,7 @@
 // splits the taps of a tile over a cluster when tiles alone cannot fill the
 // GPU. One launch per call, batches included; nothing synchronizes.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -470,17 +471,81 @@ kernel_plan plan_by(plan_source source, const correlation_view<T>& c, const devi
 // in bench/cuda/cost-data picks the margin).
 constexpr double rules_overruled_at = 1.3;
 
+// The plans of the shapes a host thread met last. The plan is a pure
+// function of the correlation's lengths, strides and operands' alignment and
+// of the device, and a shape met again is the common case (a loop of
+// inference steps), where the model's search over the variants and splits
+// would cost about a microsecond on every call.
+class plan_memo {
+ public:
+  static constexpr int slots = 16;
+  using key = std::array<std::int64_t, 19>;
+
+  template <class T>
+  static key key_of(const correlation_view<T>& c, const device_features& d) {
+    // the operands' low address bits: every alignment the planner asks about
+    const auto low = [](const void* p) {
+      return static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(p) & 255);
+    };
+    return {sizeof(T),
+            c.la,
+            c.lx,
+            c.lead,
+            c.lout,
+            c.batch,
+            c.a_step,
+            c.a_batch,
+            c.x_step,
+            c.x_batch,
+            c.out_step,
+            c.out_batch,
+            low(c.a) | low(c.x) << 8 | low(c.out) << 16,
+            d.capability,
+            int{d.hopper} | int{d.ampere} << 1 | int{d.wgmma} << 2,
+            d.multiprocessors,
+            d.max_smem,
+            d.clock_mhz,
+            d.bandwidth_gbs};
+  }
+
+  /// the plan of `k`, made by `make` on a miss
+  template <class Make>
+  static kernel_plan find(const key& k, Make&& make) {
+    std::uint64_t h = 1469598103934665603ull;  // FNV-1a over the words
+    for (const std::int64_t w : k) h = (h ^ static_cast<std::uint64_t>(w)) * 1099511628211ull;
+    entry& e = memo[h % slots];
+    if (!e.used || e.k != k) e = {true, k, make()};
+    return e.plan;
+  }
+
+ private:
+  struct entry {
+    bool used;
+    key k;
+    kernel_plan plan;
+  };
+  static thread_local entry memo[slots];
+};
+
+thread_local plan_memo::entry plan_memo::memo[plan_memo::slots] = {};
+
 // The plan of `c` on `dev`: the rules on the device class they are fitted
 // to, unless the cost model times their plan rules_overruled_at times its
 // own; the cost model elsewhere.
 template <class T>
-kernel_plan choose_for(const correlation_view<T>& c, const device_features& dev) {
+kernel_plan plan_anew(const correlation_view<T>& c, const device_features& dev) {
   if (!rules_fitted_to(dev)) return modelled_plan(c, dev);
   const kernel_plan rules = choose_rules(c, dev), model = modelled_plan(c, dev);
   if (model.variant == rules.variant && model.split == rules.split) return rules;
   const double by_rules = modelled_us(rules.variant, c, rules.split, dev),
                by_model = modelled_us(model.variant, c, model.split, dev);
   return by_rules > 0 && by_model > 0 && by_rules > rules_overruled_at * by_model ? model : rules;
+}
+
+// plan_anew's plan, remembered for the shapes met last
+template <class T>
+kernel_plan choose_for(const correlation_view<T>& c, const device_features& dev) {
+  return plan_memo::find(plan_memo::key_of(c, dev), [&] { return plan_anew(c, dev); });
 }
 
 }  // namespace
