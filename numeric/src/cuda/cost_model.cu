@@ -9,6 +9,7 @@
 #include "kernels/pairs.cuh"
 #include "kernels/tiled.cuh"
 #include "kernels/warp.cuh"
+#include "kernels/wgmma_tf32.cuh"
 #include "launch.hpp"
 
 namespace marg::detail::cuda {
@@ -101,14 +102,16 @@ unit_work work_of(kernel_variant v, const correlation_view<T>& c, int split,
               .steps = 1,
               .macs = band,
               .elems = 32.0 * double(la + lx + lout)};
-    case kernel_variant::wgmma: {  // the plan spreads the 128-output tiles' taps
-                                   // over every multiprocessor
-      const double sms = std::max(d.multiprocessors, 1);
-      return {.units = std::max(d.multiprocessors, 1),
-              .resident = 1,
-              .steps = 1,
-              .macs = double(ceil_div(lout, 128) * 128) * double(taps_of(128)) * c.batch / sms / 4,
-              .elems = double(c.batch) * double(la + lx + lout) / sms};
+    case kernel_variant::wgmma: {  // the units of its plan, a warpgroup each
+      if constexpr (sizeof(T) == 4) {
+        const wgmma_tf32_work w = wgmma_tf32_work_of(c, std::max(d.multiprocessors, 1));
+        return {.units = std::max<std::int64_t>(w.units, 1),
+                .resident = std::max(w.resident, 1),
+                .steps = std::max(w.k_steps, 1),
+                .macs = double(w.outputs) * 8.0 * double(w.k_steps) / 4,
+                .elems = double(w.outputs) + 16.0 * double(w.k_steps)};
+      }
+      return {};  // double: no kernel
     }
     case kernel_variant::wide: {  // 16 outputs a group, 16 taps a thread (launch_wide)
       const std::int64_t g = ceil_div(lout, 16) >= 32 ? 2 : 1;

@@ -420,6 +420,12 @@ bool wgmma_tf32_supports(const correlation_view<float>& c, const device_features
          shp::max_workspace;
 }
 
+wgmma_tf32_work wgmma_tf32_work_of(const correlation_view<float>& c, int sms) {
+  wgmma_tf32_plan p{};
+  if (c.batch < 1 || !make_plan(c, sms, p)) return {};
+  return {std::int64_t{c.batch} * p.units, p.ns, shp::tile, shp::ctas_per_sm};
+}
+
 // Single problems from 65536 outputs and 32768 taps, where wgmma outruns the
 // mma kernel about twofold, and from 2048 taps once the band holds 1.15e8
 // multiply-adds: wgmma has a fixed cost at any size that the work must

@@ -27,6 +27,21 @@ bool wgmma_tf32_available(int device);
 /// @return true when launch_wgmma_tf32(c, ...) may be used
 bool wgmma_tf32_supports(const correlation_view<float>& c, const device_features& d);
 
+/// The wgmma variant's work for `c` on `sms` multiprocessors, as its plan
+/// lays it out (the cost model's view): units of `outputs` outputs x 8
+/// `k_steps` taps over all problems, `resident` of them per multiprocessor.
+struct wgmma_tf32_work {
+  std::int64_t units = 0;  ///< units of all problems (0: no plan for `c`)
+  int k_steps = 0;         ///< k-steps of 8 taps per unit
+  int outputs = 0;         ///< outputs per unit
+  int resident = 0;        ///< CTAs per multiprocessor
+};
+
+/// @param c the correlation
+/// @param sms multiprocessors of the device
+/// @return the work of the plan launch_wgmma_tf32 makes for `c`
+wgmma_tf32_work wgmma_tf32_work_of(const correlation_view<float>& c, int sms);
+
 /// Whether the wgmma variant is faster than the others for `c`
 /// (docs/kernel-notes.md has the measurements).
 /// @param c the correlation
