@@ -141,8 +141,7 @@ void one(banded_op op, int m, int n, int inc_a, int inc_b, int inc_out, int batc
     namespace cu = marg::detail::cuda;
     if (cu::entry_of<T>(v).splits_taps && !huge)
       one_as<T>(op, m, n, inc_a, inc_b, inc_out, batch, bcast_b, true, seed, static_cast<int>(v),
-                align,
-                cu::current_device_features().hopper ? cu::max_tap_split : cu::max_memory_split);
+                align, cu::largest_split(cu::current_device_features()));
   }
 }
 

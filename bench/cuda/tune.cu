@@ -16,8 +16,8 @@
 // `--dump N` times every variant the device supports on N random shapes and
 // writes them with the cost model's terms, for scripts/fit-cost-model.
 // `--reterm` and `--replay` read a dump without a GPU: the first rewrites its
-// terms for a changed model, the second times the rules' and the model's
-// plans of its shapes from the dump's own measurements.
+// terms for a changed model, the second times the library's, the rules' and
+// the model's plans of its shapes from the dump's own measurements.
 #include <cuda_runtime.h>
 #include <CLI/CLI.hpp>
 
@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "cuda/cost_model.hpp"
+#include "cuda/kernels/cluster.cuh"
 #include "cuda/kernels/correlation.cuh"
 #include "cuda/launch.hpp"
 #include "cuda/plan.hpp"
@@ -81,6 +82,7 @@ struct shape {
   marg::detail::banded_op op;
   bool is_double;
   int m, n, batch;
+  bool operator==(const shape&) const = default;
 };
 
 // m from 1 to 2^14 and n to 2^17, log-uniform, a batch of 1 half the time,
@@ -231,15 +233,24 @@ void time_variants(const marg::detail::banded_args<T>& x, bool every_split, cuda
     const int planned = cu::tap_split_of(v, c, d);
     f(cu::kernel_plan{v, planned}, time_plan(c, {v, planned}, stream));
     if (!every_split || !cu::entry_of<T>(v).splits_taps) continue;
-    // 16 only without clusters (a cluster holds at most 8 blocks portably)
     for (const int split : {1, 2, 4, 8, 16})
-      if (split != planned && split <= c.la && (split <= 8 || !d.hopper))
+      if (split != planned && split <= c.la && split <= cu::largest_split(d))
         f(cu::kernel_plan{v, split}, time_plan(c, {v, split}, stream));
   }
 }
 
-/// where --check's plan comes from
+/// where --check's and --replay's plan comes from
 enum class plan_from { automatic, rules, model };
+
+// the plan of x on d from `from`: the library's (choose_with_wisdom: the
+// rules or the model, and wisdom where imported), the rules' or the model's
+template <class T>
+cu::kernel_plan plan_of(const marg::detail::banded_args<T>& x, plan_from from,
+                        const cu::device_features& d) {
+  if (from == plan_from::automatic) return cu::choose_with_wisdom(x, d);
+  return cu::choose_from(from == plan_from::rules ? cu::plan_source::rules : cu::plan_source::model,
+                         x, d);
+}
 
 // the plan (choose_with_wisdom: the rules or the model, and wisdom where
 // imported; or the rules or the model alone) against every supported
@@ -249,12 +260,7 @@ double check_one(const shape& s, plan_from from, bool every_split, cudaStream_t 
                  std::ostream& out) {
   const shape_buffers<T> buf(s);
   const cu::device_features& d = cu::current_device_features();
-  const cu::kernel_plan plan =
-      from == plan_from::automatic
-          ? cu::choose_with_wisdom(buf.x, d)
-          : cu::choose_from(
-                from == plan_from::rules ? cu::plan_source::rules : cu::plan_source::model, buf.x,
-                d);
+  const cu::kernel_plan plan = plan_of(buf.x, from, d);
   double best = -1, planned = -1;
   std::string best_name;
   time_variants(buf.x, every_split, stream, [&](const cu::kernel_plan& p, double t) {
@@ -462,11 +468,9 @@ template <class T>
 cu::kernel_plan replayed_plan(const shape& s, plan_from from, const cu::device_features& d) {
   const auto len = marg::detail::lengths_of(s.op, s.m, s.n);
   T* const p = reinterpret_cast<T*>(std::uintptr_t{1} << 20);
-  const marg::detail::banded_args<T> x{s.op, s.m,   s.n, p, 1,       len.a,  p,
-                                       1,    len.b, p,   1, len.out, s.batch};
-  if (from == plan_from::automatic) return cu::choose(x, d);
-  return cu::choose_from(from == plan_from::rules ? cu::plan_source::rules : cu::plan_source::model,
-                         x, d);
+  return plan_of(marg::detail::banded_args<T>{s.op, s.m, s.n, p, 1, len.a, p, 1, len.b, p, 1,
+                                              len.out, s.batch},
+                 from, d);
 }
 
 // --replay: the library's plans (choose: the rules or the model and the
@@ -483,12 +487,10 @@ int replay(const std::string& in, const std::string& path) {
     if (line.empty() || line[0] == '#' || line.rfind("type,", 0) == 0) continue;
     const std::vector<std::string> col = columns_of(line, in);
     const shape s = parse_shape(col[1] + ':' + col[0] + ':' + col[2] + ':' + col[3] + ':' + col[4]);
-    if (shapes.empty() || shapes.back().s.op != s.op || shapes.back().s.is_double != s.is_double ||
-        shapes.back().s.m != s.m || shapes.back().s.n != s.n || shapes.back().s.batch != s.batch)
-      shapes.push_back({s, {}});
+    if (shapes.empty() || !(shapes.back().s == s)) shapes.push_back({s, {}});
     shapes.back().us[{col[9], std::stoi(col[10])}] = std::stod(col[11]);
   }
-  std::ostringstream rows, summary;
+  std::ostringstream rows, summary, summary_lines;
   for (const plan_from from : {plan_from::automatic, plan_from::rules, plan_from::model}) {
     const char* name = from == plan_from::automatic ? "auto"
                        : from == plan_from::rules   ? "rules"
@@ -501,22 +503,22 @@ int replay(const std::string& in, const std::string& path) {
       double best = -1;
       for (const auto& [k, t] : e.us)
         if (best < 0 || t < best) best = t;
+      // one table row: the shape, the plan and `what`
+      const auto row = [&](const auto& what) {
+        rows << "| " << name << " | " << op_name(e.s.op) << " | "
+             << (e.s.is_double ? "double" : "float") << " | " << e.s.m << " | " << e.s.n << " | "
+             << e.s.batch << " | " << cu::variant_name(p.variant) << '/' << p.split << " | " << what
+             << " |\n";
+      };
       const auto hit = e.us.find({cu::variant_name(p.variant), p.split});
       if (hit == e.us.end()) {
         ++missing;
-        rows << "| " << name << " | " << op_name(e.s.op) << " | "
-             << (e.s.is_double ? "double" : "float") << " | " << e.s.m << " | " << e.s.n << " | "
-             << e.s.batch << " | " << cu::variant_name(p.variant) << '/' << p.split
-             << " | not in the dump |\n";
+        row("not in the dump");
         continue;
       }
       const double q = hit->second / best;
       ++timed, log_sum += std::log(q), worst = std::max(worst, q), over_50 += q > 1.5;
-      if (q > 1.1)
-        rows << "| " << name << " | " << op_name(e.s.op) << " | "
-             << (e.s.is_double ? "double" : "float") << " | " << e.s.m << " | " << e.s.n << " | "
-             << e.s.batch << " | " << cu::variant_name(p.variant) << '/' << p.split << " | " << q
-             << " |\n";
+      if (q > 1.1) row(q);
     }
     char text[200];
     std::snprintf(text, sizeof text,
@@ -525,9 +527,11 @@ int replay(const std::string& in, const std::string& path) {
                   name, timed, shapes.size(), missing, timed ? std::exp(log_sum / timed) : 0.0,
                   worst, over_50);
     summary << text;
+    summary_lines << "# " << text;
   }
   std::ofstream out(path);
-  out << "# replay of " << in << "\n# " << summary.str() << "\n"
+  out << "# replay of " << in << '\n'
+      << summary_lines.str() << '\n'
       << "| plan | op | type | m | n | batch | plan/split | plan / best |\n"
       << "|---|---|---|---|---|---|---|---|\n"
       << rows.str();

@@ -29,29 +29,25 @@ struct unit_work {
   double mean_steps = 0, macs = 0, elems = 0;
 };
 
-// an output tile of TJ outputs whose taps, split over `split` blocks, stage
-// KC at a time, with `warps` warps sharing its multiply-adds. A tile reads
+// an output tile of shape t (TJ outputs) whose taps, split over `split`
+// blocks, stage t.stage at a time, with t.warps warps sharing its
+// multiply-adds. A tile reads
 // the taps its outputs meet and TJ - 1 more (the band's slant), at most la:
 // all la in a gradient, fewer towards the ends of a full convolution, whose
 // tiles average la lx / lout + TJ - 1
 template <class T>
-unit_work tile_work(const correlation_view<T>& c, std::int64_t tj, std::int64_t kc,
-                    std::int64_t warps, std::int64_t resident, int split) {
+unit_work tile_work(const correlation_view<T>& c, const tile_shape& t, int split) {
+  const std::int64_t tj = t.outputs, kc = t.stage, warps = t.warps;
   const std::int64_t taps = std::min<std::int64_t>(c.la, tj + c.lx - 1);
   const double mean_taps =
       std::min(double(taps), double(band_macs(c)) / double(c.lout) + double(tj - 1));
   const double parts = split;
   return {.units = ceil_div(c.lout, tj) * c.batch * split,
-          .resident = resident,
+          .resident = t.resident,
           .steps = ceil_div(ceil_div(taps, split), kc),
           .mean_steps = std::ceil(mean_taps / parts / double(kc)),
           .macs = double(tj) * mean_taps / parts / double(warps),
           .elems = (double(tj) + 2 * mean_taps) / parts};
-}
-
-template <class C, class T>
-unit_work tile_work(const correlation_view<T>& c, int split) {
-  return tile_work(c, C::TJ, C::KC, C::threads / 32, C::min_blocks, split);
 }
 
 // The units of each variant follow its kernel's tiling (kernels/): the
@@ -66,15 +62,13 @@ unit_work work_of(kernel_variant v, const correlation_view<T>& c, int split,
   const double band = double(la) * double(c.lead > 0 ? lx : lout);
   switch (v) {
     case kernel_variant::small:
-      return tile_work<typename tun::small>(c, split);
+      return tile_work(c, tile_shape_of<typename tun::small>(), split);
     case kernel_variant::mid:
-      return tile_work<typename tun::mid>(c, split);
+      return tile_work(c, tile_shape_of<typename tun::mid>(), split);
     case kernel_variant::large:
-      return tile_work<typename tun::large>(c, split);
-    case kernel_variant::mma: {  // tensor-core tiles, of launch_mma's tuning
-      const tile_shape t = mma_tile(c);
-      return tile_work(c, t.outputs, t.stage, t.warps, t.resident, split);
-    }
+      return tile_work(c, tile_shape_of<typename tun::large>(), split);
+    case kernel_variant::mma:  // tensor-core tiles, of launch_mma's tuning
+      return tile_work(c, mma_tile(c), split);
     case kernel_variant::warp: {  // a warp per problem, 128-output passes, 32 warps an SM
       using w = typename tun::warp;
       const std::int64_t passes = ceil_div(lout, w::TJ), taps = taps_of(w::TJ);

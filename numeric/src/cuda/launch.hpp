@@ -70,6 +70,14 @@ struct tile_shape {
   int resident;  ///< blocks a multiprocessor holds (the launch bounds' minimum)
 };
 
+/// @tparam C a tile kernel's tuning (TJ outputs, KC taps a stage, threads,
+///         min_blocks)
+/// @return its shape
+template <class C>
+constexpr tile_shape tile_shape_of() {
+  return {C::TJ, C::KC, C::threads / 32, C::min_blocks};
+}
+
 /// The tile the mma variant runs `c` with (launch_mma's choice of tuning).
 /// @param c the correlation
 /// @return its shape

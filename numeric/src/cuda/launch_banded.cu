@@ -583,9 +583,7 @@ int tap_split_of(kernel_variant v, const correlation_view<T>& c, const device_fe
   int best = 1;
   double best_us = modelled_us(v, c, 1, dev);
   for (const int split : {2, 4, 8, 16}) {
-    if (split > c.la ||
-        std::int64_t{c.lout} * c.batch * split * std::int64_t{sizeof(T)} > split_scratch_max_bytes)
-      break;
+    if (split > c.la || split_scratch_bytes(c, split) > split_scratch_max_bytes) break;
     const double t = modelled_us(v, c, split, dev);
     if (t >= 0 && t < best_us) best_us = t, best = split;
   }

@@ -225,6 +225,20 @@ __global__ void kernel_sum_partials(const correlation_view<T> c, int split) {
 /// problems are long, not many (tap_split_of).
 inline constexpr std::int64_t split_scratch_max_bytes = std::int64_t{32} << 20;
 
+/// @return the scratch (bytes) a split of `split` ranks without a cluster
+///         writes `c`'s partial tiles to (launch_cluster_tiles)
+template <class T>
+std::int64_t split_scratch_bytes(const correlation_view<T>& c, int split) {
+  return std::int64_t{c.lout} * c.batch * split * std::int64_t{sizeof(T)};
+}
+
+/// @param d a device
+/// @return the largest tap split the tile kernels run on `d`: a cluster's
+///         with the Hopper features, a split through scratch's without
+inline int largest_split(const device_features& d) {
+  return d.hopper ? max_tap_split : max_memory_split;
+}
+
 /// Programmatic dependent launch, kernel side: waits until the kernel before
 /// this one on the stream has finished and its writes are visible (a no-op
 /// when the launch did not allow an early start), then lets the next kernel
@@ -336,8 +350,8 @@ void launch_cluster_tiles(void (*kernel)(correlation_view<T>), const correlation
   // no clusters: the ranks write their partial tiles to scratch and a second
   // kernel sums them in rank order
   const std::int64_t n = std::int64_t{c.lout} * c.batch;
-  const device_scratch scratch(static_cast<std::size_t>(n * split) * sizeof(T), current_device_id(),
-                               stream);
+  const device_scratch scratch(static_cast<std::size_t>(split_scratch_bytes(c, split)),
+                               current_device_id(), stream);
   correlation_view<T> s = c;
   s.partial = static_cast<T*>(scratch.data());
   launch_with(kernel, grid, Threads, 1, false, s, stream);

@@ -114,11 +114,8 @@ int mma_split(const correlation_view<double>& c, const device_features& dev) {
 }
 
 tile_shape mma_tile(const correlation_view<double>& c) {
-  using d = mma_f64_dispatch;
-  return use_batched(c)
-             ? tile_shape{d::batched::TJ, d::batched::KC, d::batched::threads / 32,
-                          d::batched::min_blocks}
-             : tile_shape{d::big::TJ, d::big::KC, d::big::threads / 32, d::big::min_blocks};
+  return use_batched(c) ? tile_shape_of<mma_f64_dispatch::batched>()
+                        : tile_shape_of<mma_f64_dispatch::big>();
 }
 
 void launch_mma(const correlation_view<double>& c, int split, cudaStream_t stream) {

@@ -115,27 +115,18 @@ int mma_split(const correlation_view<float>& c, const device_features& dev) {
   return mma_tf32_split<mma_tf32_small>(c, sms, per);
 }
 
-namespace {
-
-template <class C>
-constexpr tile_shape shape_of_tuning() {
-  return {C::TJ, C::KC, C::threads / 32, C::min_blocks};
-}
-
-}  // namespace
-
 tile_shape mma_tile(const correlation_view<float>& c) {
   switch (shape_of(c)) {
     case shape::grad:
-      return shape_of_tuning<mma_tf32_grad>();
+      return tile_shape_of<mma_tf32_grad>();
     case shape::large:
-      return shape_of_tuning<mma_tf32_large>();
+      return tile_shape_of<mma_tf32_large>();
     case shape::mid:
-      return shape_of_tuning<mma_tf32_mid>();
+      return tile_shape_of<mma_tf32_mid>();
     case shape::small:
       break;
   }
-  return shape_of_tuning<mma_tf32_small>();
+  return tile_shape_of<mma_tf32_small>();
 }
 
 void launch_mma(const correlation_view<float>& c, int split, cudaStream_t stream) {
