@@ -2,9 +2,9 @@
 // it runs on any machine (no GPU is touched), so CI checks it.
 // - Every plan is one the device can run: the variants' hardware needs are
 //   restated here from the kernels (sm_90 features: clusters for a tap
-//   split, the lane kernels' TMA and mbarriers, FP64 m16n8k16 mma; sm_90a
-//   code for wgmma, float, at most 65535 problems (its grid's y); sm_80:
-//   cp.async and TF32 mma), not read from the planner.
+//   split, the lane kernels' TMA and mbarriers; sm_90a code for wgmma,
+//   float, at most 65535 problems (its grid's y); sm_80: cp.async, TF32 mma
+//   and FP64 m8n8k4 mma), not read from the planner.
 // - The same inputs give the same plan, and a misaligned operand never gets
 //   a variant that needs 16-byte alignment.
 // - A snapshot of the plans for a fixed list of shapes and devices
@@ -105,9 +105,8 @@ banded_args<T> args_of(banded_op op, const shape& s, std::uintptr_t misalign = 0
           1,  len.out, s.batch};
 }
 
-bool needs_hopper(kernel_variant v, bool is_float) {
-  return v == kernel_variant::lane || v == kernel_variant::wgmma ||
-         (v == kernel_variant::mma && !is_float);
+bool needs_hopper(kernel_variant v) {
+  return v == kernel_variant::lane || v == kernel_variant::wgmma;
 }
 
 bool needs_ampere(kernel_variant v) {
@@ -124,7 +123,7 @@ void check_runnable(const named_device& d, banded_op op, const shape& s, const k
   constexpr bool is_float = sizeof(T) == 4;
   CAPTURE(d.name, op_name(op), is_float, s.m, s.n, s.batch,
           marg::detail::cuda::variant_name(p.variant), p.split);
-  CHECK((!needs_hopper(p.variant, is_float) || d.f.hopper));
+  CHECK((!needs_hopper(p.variant) || d.f.hopper));
   CHECK((!needs_ampere(p.variant) || d.f.ampere));
   CHECK((p.variant != kernel_variant::wgmma || (is_float && d.f.wgmma && s.batch <= 65535)));
   CHECK(p.split >= 1);
@@ -183,7 +182,7 @@ TEMPLATE_TEST_CASE("planner: the registry's supports keep every variant on its h
                          v == kernel_variant::mid || v == kernel_variant::large));
             continue;
           }
-          CHECK((!needs_hopper(v, is_float) || d.f.hopper));
+          CHECK((!needs_hopper(v) || d.f.hopper));
           CHECK((!needs_ampere(v) || d.f.ampere));
           CHECK((v != kernel_variant::wgmma || (is_float && d.f.wgmma && s.batch <= 65535)));
           // the wide tile: one problem, 16-byte aligned operands

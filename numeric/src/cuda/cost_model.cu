@@ -15,6 +15,14 @@
 namespace marg::detail::cuda {
 namespace {
 
+/// The cycles of a multiply-add in the FP64 mma variant's m8n8k4 steps
+/// (devices without the Hopper features) over those in sm_90's m16n8k16
+/// steps, so that one fit serves both: the unsplit tiles' time ratio on an
+/// H200, 1.31 to 1.34 on single problems of 8192 to 65536
+/// (bench/cuda/cost-data/h200-generic-double-every-split and
+/// h200-double-every-split).
+constexpr double dmma_m8n8k4_mac_cost = 1.33;
+
 // ceil(a / b)
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
   return (a + b - 1) / b;
@@ -67,8 +75,12 @@ unit_work work_of(kernel_variant v, const correlation_view<T>& c, int split,
       return tile_work(c, tile_shape_of<typename tun::mid>(), split);
     case kernel_variant::large:
       return tile_work(c, tile_shape_of<typename tun::large>(), split);
-    case kernel_variant::mma:  // tensor-core tiles, of launch_mma's tuning
-      return tile_work(c, mma_tile(c), split);
+    case kernel_variant::mma: {  // tensor-core tiles, of launch_mma's tuning
+      unit_work u = tile_work(c, mma_tile(c), split);
+      // double without the Hopper features steps in m8n8k4 instructions
+      if (sizeof(T) == 8 && !d.hopper) u.macs *= dmma_m8n8k4_mac_cost;
+      return u;
+    }
     case kernel_variant::warp: {  // a warp per problem, 128-output passes, 32 warps an SM
       using w = typename tun::warp;
       const std::int64_t passes = ceil_div(lout, w::TJ), taps = taps_of(w::TJ);

@@ -1,6 +1,7 @@
 // Tensor-core variant of the batched correlation for double: FP64 tensor
-// cores (DMMA, mma.sync m16n8k16 .f64) on the Toeplitz x Hankel form of
-// kernels/mma_f64.cuh. Handles every correlation (strides, reversed and
+// cores (DMMA: mma.sync m16n8k16 .f64 on sm_90, its steps as m8n8k4 on
+// sm_80 and on Hopper GPUs run without their Hopper features) on the
+// Toeplitz x Hankel form of kernels/mma_f64.cuh. Handles every correlation (strides, reversed and
 // broadcast operands, any sizes and batches); the dispatch takes it where it
 // is faster than the tiled and warp kernels (docs/kernel-notes.md).
 #include "../cuda_check.hpp"
@@ -20,6 +21,9 @@ struct mma_f64_dispatch {
   /// 2 x 2 warps, 2 tiles per warp (a TJ 1024 tile of 2 x 4 warps is half
   /// empty on rows of 512; docs/kernel-notes.md)
   using batched = mma_f64_tuning<16, 2, 2, 2, 256, 4>;
+  /// the same tiles in m8n8k4 steps, for devices without sm_90's shapes
+  using big_sm80 = mma_f64_tuning<16, 4, 1, 4, 512, 4, false>;
+  using batched_sm80 = mma_f64_tuning<16, 2, 2, 2, 256, 4, false>;
   static constexpr std::int64_t batched_max_out = 2 * batched::TJ;
   /// blocks per resident block slot the split aims for, the split rounded
   /// down to a power of two (clusters of 8 tile the GPCs worse than 4 and
@@ -81,8 +85,8 @@ bool use_batched(const correlation_view<double>& c) {
 }  // namespace
 
 bool mma_supports(const correlation_view<double>&, const device_features& dev) {
-  // m16n8k16 FP64 mma.sync is sm_90's
-  return dev.hopper;
+  // FP64 mma.sync: m8n8k4 from sm_80, m16n8k16 with the Hopper features
+  return dev.hopper || dev.ampere;
 }
 
 bool mma_preferred(const correlation_view<double>& c, const device_features&) {
@@ -119,10 +123,15 @@ tile_shape mma_tile(const correlation_view<double>& c) {
 }
 
 void launch_mma(const correlation_view<double>& c, int split, cudaStream_t stream) {
+  using d = mma_f64_dispatch;
+  // sm_90's m16n8k16 where the Hopper features are used (the binary's sm_90
+  // code runs there), else m8n8k4 steps
+  const bool sm90 = current_device_features().hopper;
   if (use_batched(c))
-    launch_mma_f64<mma_f64_dispatch::batched>(c, split, stream);
+    sm90 ? launch_mma_f64<d::batched>(c, split, stream)
+         : launch_mma_f64<d::batched_sm80>(c, split, stream);
   else
-    launch_mma_f64<mma_f64_dispatch::big>(c, split, stream);
+    sm90 ? launch_mma_f64<d::big>(c, split, stream) : launch_mma_f64<d::big_sm80>(c, split, stream);
 }
 
 }  // namespace marg::detail::cuda

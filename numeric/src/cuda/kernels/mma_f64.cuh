@@ -1,4 +1,5 @@
-// The batched correlation on FP64 tensor cores (mma.sync .f64, sm_90).
+// The batched correlation on FP64 tensor cores (mma.sync .f64): sm_90's
+// m16n8k8 and m16n8k16 shapes, or each step as m8n8k4 steps (sm_80 on).
 //
 // Toeplitz x Hankel form: for a tile of 128 consecutive outputs from J,
 //   D[r][c] = out_{J + r + 16c} = sum_s A[r][s] B[s][c],
@@ -40,9 +41,12 @@ namespace marg::detail::cuda {
 /// @tparam WK_ warps along the taps
 /// @tparam KC_ values of s per shared-memory stage
 /// @tparam MinBlocks_ blocks per multiprocessor asked of the register allocator
-template <int KM_, int NT_, int WJ_, int WK_, int KC_, int MinBlocks_>
+/// @tparam Sm90_ true: sm_90's m16n8kKM instruction; false: the same step as
+///         m8n8k4 instructions, which every device from sm_80 on has
+template <int KM_, int NT_, int WJ_, int WK_, int KC_, int MinBlocks_, bool Sm90_ = true>
 struct mma_f64_tuning {
   static constexpr int KM = KM_, NT = NT_, WJ = WJ_, WK = WK_, KC = KC_, min_blocks = MinBlocks_;
+  static constexpr bool sm90 = Sm90_;
   /// outputs per block
   static constexpr int TJ = 128 * NT * WJ;
   static constexpr int threads = 32 * WJ * WK;
@@ -72,11 +76,27 @@ __host__ __device__ constexpr int mma_f64_swizzle(int i) {
   return i ^ (((i >> 4) & 1) << 3);
 }
 
-/// D += A B on one m16n8kKM FP64 tensor-core step.
-template <int KM>
+/// D += A B on one m16n8kKM FP64 tensor-core step. The fragments: a[2i] is
+/// row g and a[2i + 1] row g + 8 of k-slot t + 4i, b[i] k-slot t + 4i,
+/// d[0..1] row g and d[2..3] row g + 8 (lane = 4g + t).
+/// @tparam KM k of the step (8 or 16)
+/// @tparam Sm90 true: one sm_90 m16n8kKM instruction; false: 2 KM / 4
+///         m8n8k4 instructions (rows g and g + 8 times each k-slot group),
+///         in the k order of the sm_90 step's fragments
+template <int KM, bool Sm90>
 __device__ __forceinline__ void dmma(double (&d)[4], const double (&a)[KM / 2],
                                      const double (&b)[KM / 4]) {
-  if constexpr (KM == 16) {
+  if constexpr (!Sm90) {
+#pragma unroll
+    for (int i = 0; i < KM / 4; ++i) {
+      asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
+                   : "+d"(d[0]), "+d"(d[1])
+                   : "d"(a[2 * i]), "d"(b[i]));
+      asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
+                   : "+d"(d[2]), "+d"(d[3])
+                   : "d"(a[2 * i + 1]), "d"(b[i]));
+    }
+  } else if constexpr (KM == 16) {
     asm volatile(
         "mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, "
         "{%4,%5,%6,%7,%8,%9,%10,%11}, {%12,%13,%14,%15}, {%0,%1,%2,%3};\n"
@@ -169,7 +189,7 @@ struct mma_f64_agent {
           const double2 q1v = *reinterpret_cast<const double2*>(xl + mma_f64_swizzle(i0 + 8));
           bf[2] = q1v.x, bf[3] = q1v.y;
         }
-        dmma<C::KM>(acc[n], af, bf);
+        dmma<C::KM, C::sm90>(acc[n], af, bf);
       }
     }
   }
@@ -256,12 +276,17 @@ template <class C>
 __global__ void __launch_bounds__(C::threads, C::min_blocks)
     kernel_banded_mma_f64(const correlation_view<double> c) {
 #if MARG_CUDA_HOPPER_CODE
-  __shared__ __align__(16) double sm[C::smem_len];
-  const mma_f64_agent<C> agent{sm, sm + C::xs_len, sm + C::ta1_at};
-  run_cluster_tiles<C::TJ, C::threads>(c, agent, sm, [](int i) { return i; });
+  constexpr bool runs_here = true;
 #else
-  __trap();  // needs sm_90: the dispatch runs it only there
+  constexpr bool runs_here = MARG_CUDA_AMPERE_CODE && !C::sm90;
 #endif
+  if constexpr (runs_here) {
+    __shared__ __align__(16) double sm[C::smem_len];
+    const mma_f64_agent<C> agent{sm, sm + C::xs_len, sm + C::ta1_at};
+    run_cluster_tiles<C::TJ, C::threads>(c, agent, sm, [](int i) { return i; });
+  } else {
+    __trap();  // needs sm_90 (sm_80 for m8n8k4 steps): the dispatch runs it only there
+  }
 }
 
 /// The split of s. With `modelled` and at most max_tap_split stages in a
