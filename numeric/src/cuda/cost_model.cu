@@ -167,7 +167,10 @@ cost_terms cost_terms_of(kernel_variant v, const correlation_view<T>& c, int spl
 template <class T>
 double modelled_us(kernel_variant v, const correlation_view<T>& c, int split,
                    const device_features& d) {
-  const cost_coefficients& k = cost_fit[sizeof(T) == 8][c.lead == 0][static_cast<int>(v)];
+  // the table fitted to devices with the Hopper features where those are used,
+  // else the one fitted to every device measured
+  const cost_coefficients& k =
+      cost_fit[d.hopper ? 1 : 0][sizeof(T) == 8][c.lead == 0][static_cast<int>(v)];
   if (!k.fitted) return -1;
   const cost_terms t = cost_terms_of(v, c, split, d);
   return k.fixed + k.per_wave * t.waves + k.per_step * t.wave_steps_us +

@@ -1,8 +1,11 @@
 // The CUDA planner's cost model: a modelled time for every kernel variant on
 // any device, from the device's description (multiprocessors, clock, memory
 // bandwidth) and a few coefficients per variant that scripts/fit-cost-model
-// fits to marg_tune --dump measurements (cost_model_fit.hpp). choose() asks
-// it on devices the preference rules are not fitted to. Not installed.
+// fits to marg_tune --dump measurements (cost_model_fit.hpp): one table of
+// them for devices with the Hopper features, fitted to their measurements, and
+// one fitted to every device measured, for any other. choose() asks it on
+// devices the preference rules are not fitted to, and to guard the rules'
+// plans where they are. Not installed.
 #pragma once
 
 #include "features.hpp"
