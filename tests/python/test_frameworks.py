@@ -87,6 +87,13 @@ def test_torch_streams_and_refusals(rng, device):
         marg.convolve(p, q.float())
     with pytest.raises(ValueError, match="out must have"):
         marg.convolve(p, q, out=torch.empty((4, 498), dtype=torch.float64, device=device))
+    # a sparse tensor has no DLPack form
+    with pytest.raises(ValueError, match="dense tensor"):
+        marg.convolve(p.to_sparse(), q)
+    # every other value of the last axis: a stride of 2
+    ps = p[:, ::2]
+    ref2 = np.stack([np.convolve(ps.cpu().numpy()[b], q.cpu().numpy()[0]) for b in range(4)])
+    np.testing.assert_allclose(marg.convolve(ps, q).cpu().numpy(), ref2, rtol=1e-13)
 
 
 def test_torch_autograd_gradcheck(rng, device):
