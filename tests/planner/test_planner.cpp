@@ -212,6 +212,11 @@ TEMPLATE_TEST_CASE("planner: devices without the Hopper features run the generic
       CHECK(p.variant != kernel_variant::wgmma);
     }
     if (std::is_same_v<TestType, float> && d.f.wgmma) CHECK(p.variant == kernel_variant::wgmma);
+    // tensor cores from sm_80 on, in either type (double in m8n8k4 steps
+    // where sm_90's shapes are not used), none on Turing
+    CHECK(marg::detail::cuda::supports(kernel_variant::mma,
+                                       args_of<TestType>(banded_op::convolve, big),
+                                       d.f) == (d.f.capability >= 80));
   }
 }
 

@@ -21,9 +21,6 @@ struct mma_f64_dispatch {
   /// 2 x 2 warps, 2 tiles per warp (a TJ 1024 tile of 2 x 4 warps is half
   /// empty on rows of 512; docs/kernel-notes.md)
   using batched = mma_f64_tuning<16, 2, 2, 2, 256, 4>;
-  /// the same tiles in m8n8k4 steps, for devices without sm_90's shapes
-  using big_sm80 = mma_f64_tuning<16, 4, 1, 4, 512, 4, false>;
-  using batched_sm80 = mma_f64_tuning<16, 2, 2, 2, 256, 4, false>;
   static constexpr std::int64_t batched_max_out = 2 * batched::TJ;
   /// blocks per resident block slot the split aims for, the split rounded
   /// down to a power of two (clusters of 8 tile the GPCs worse than 4 and
@@ -129,9 +126,10 @@ void launch_mma(const correlation_view<double>& c, int split, cudaStream_t strea
   const bool sm90 = current_device_features().hopper;
   if (use_batched(c))
     sm90 ? launch_mma_f64<d::batched>(c, split, stream)
-         : launch_mma_f64<d::batched_sm80>(c, split, stream);
+         : launch_mma_f64<mma_f64_m8n8k4<d::batched>>(c, split, stream);
   else
-    sm90 ? launch_mma_f64<d::big>(c, split, stream) : launch_mma_f64<d::big_sm80>(c, split, stream);
+    sm90 ? launch_mma_f64<d::big>(c, split, stream)
+         : launch_mma_f64<mma_f64_m8n8k4<d::big>>(c, split, stream);
 }
 
 }  // namespace marg::detail::cuda

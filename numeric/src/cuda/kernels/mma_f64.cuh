@@ -69,6 +69,11 @@ struct mma_f64_tuning {
   static_assert(KW % KM == 0 && KC % 32 == 0 && (ta1_at - xs_len) % 16 == 10, "tile shape");
 };
 
+/// Tuning C's tiles in m8n8k4 steps, for devices without sm_90's shapes.
+template <class C>
+using mma_f64_m8n8k4 =
+    mma_f64_tuning<C::KM, C::NT, C::WJ, C::WK, C::KC, C::min_blocks, /*Sm90_=*/false>;
+
 /// The swizzled shared-memory index of staged X value i: bit 3 flips with
 /// bit 4, so the 16-byte pairs 16g + 8h + 2t of a quarter-warp (g = 2p, 2p+1,
 /// t < 4) fall on 8 distinct bank groups. Pairs (even i) stay contiguous.
