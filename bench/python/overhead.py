@@ -4,7 +4,10 @@ For each m = n in --sizes, on numpy float64 arrays and, when torch is
 installed, float64 torch tensors on the CPU and (where there is a GPU) on CUDA,
 three calls on the same memory are timed side by side: marg::convolve<double>
 in a C++ loop (marg._core._time_cpp_convolve_arrays with wait=False),
-marg.convolve(p, q) and marg.convolve(p, q, out=out).
+marg.convolve(p, q) and marg.convolve(p, q, out=out). Where torch publishes
+its DLPack C exchange API (torch >= 2.10), through which marg takes torch
+tensors, a second row per size gives the path of older torch
+(torch.utils.dlpack.to_dlpack and Tensor.new_empty), labelled "(to_dlpack)".
 
 After one untimed warm-up round, --rounds interleaved rounds each time one
 burst of --burst calls of each of the three, in an order that rotates from
@@ -122,17 +125,27 @@ def run(args):
     except ImportError:
         return rows
     devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() and marg.cuda_available() else [])
+    exchange = marg._core._dlpack_exchange_available(torch.zeros(1))
     for dev in devices:
         cuda = dev == "cuda"
         marg.set_backend("automatic" if cuda else "cpu")
         stream = torch.cuda.current_stream().cuda_stream if cuda else None
         sync = torch.cuda.synchronize if cuda else None
+        # torch's DLPack C exchange API where torch publishes it, and the
+        # path of older torch (to_dlpack, new_empty) beside it
+        paths = [True] if not exchange else [True, False]
         for n in args.sizes:
             p = torch.full((n,), 1.0 / n, dtype=torch.float64, device=dev)
             q = torch.full((n,), 1.0 / n, dtype=torch.float64, device=dev)
             out = torch.empty(2 * n - 1, dtype=torch.float64, device=dev)
-            times = measure(p, q, out, args.rounds, args.burst, stream, sync)
-            rows.append(summarize(f"torch {dev}", n, times))
+            for use in paths:
+                was = marg._core._set_dlpack_exchange(use)
+                try:
+                    times = measure(p, q, out, args.rounds, args.burst, stream, sync)
+                finally:
+                    marg._core._set_dlpack_exchange(was)
+                label = f"torch {dev}" + ("" if use else " (to_dlpack)")
+                rows.append(summarize(label, n, times))
     marg.set_backend("cpu")
     return rows
 

@@ -39,7 +39,23 @@ def device(request):
 
 # ---- torch ----
 
-def test_torch_zero_copy_and_type(rng, device):
+@pytest.fixture(params=["exchange", "to_dlpack"])
+def torch_path(request):
+    """Both ways a torch tensor goes: torch's DLPack C exchange API (torch >=
+    2.10 publishes it as torch.Tensor.__dlpack_c_exchange_api__) and
+    torch.utils.dlpack.to_dlpack with Tensor.new_empty (older torch)."""
+    torch = need("torch")
+    published = hasattr(torch.Tensor, "__dlpack_c_exchange_api__")
+    # marg finds the table exactly where torch publishes one
+    assert marg._core._dlpack_exchange_available(torch.zeros(1)) == published
+    if request.param == "exchange" and not published:
+        pytest.skip(f"torch {torch.__version__} publishes no DLPack C exchange API")
+    was = marg._core._set_dlpack_exchange(request.param == "exchange")
+    yield request.param
+    marg._core._set_dlpack_exchange(was)
+
+
+def test_torch_zero_copy_and_type(rng, device, torch_path):
     torch = need("torch")
     p = torch.tensor(random_pmf(rng, 7, (3,)), device=device)
     q = torch.tensor(random_pmf(rng, 4, (1,)), device=device)
@@ -57,9 +73,19 @@ def test_torch_zero_copy_and_type(rng, device):
     pt = p.t().contiguous().t()
     assert marg._core._data_ptr(pt) == pt.data_ptr()
     np.testing.assert_allclose(marg.convolve(pt, q).cpu().numpy(), ref, rtol=1e-13)
+    # an empty batch gives an empty result of the right shape
+    r0 = marg.convolve(p[:0], q)
+    assert isinstance(r0, torch.Tensor) and r0.shape == (0, 10) and r0.device == p.device
+    if device == "cuda":
+        # a new result comes from torch's caching allocator: torch counts it
+        torch.cuda.synchronize()
+        before = torch.cuda.memory_allocated()
+        big = marg.convolve(torch.zeros(1 << 16, dtype=torch.float64, device=device), q[0])
+        assert torch.cuda.memory_allocated() - before >= big.numel() * 8
+        del big
 
 
-def test_torch_streams_and_refusals(rng, device):
+def test_torch_streams_and_refusals(rng, device, torch_path):
     torch = need("torch")
     p = torch.tensor(random_pmf(rng, 300, (4,)), device=device)
     q = torch.tensor(random_pmf(rng, 200, (1,)), device=device)
@@ -96,7 +122,7 @@ def test_torch_streams_and_refusals(rng, device):
     np.testing.assert_allclose(marg.convolve(ps, q).cpu().numpy(), ref2, rtol=1e-13)
 
 
-def test_torch_autograd_gradcheck(rng, device):
+def test_torch_autograd_gradcheck(rng, device, torch_path):
     torch = need("torch")
     import marg.torch as mt
 

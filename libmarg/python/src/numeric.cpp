@@ -22,6 +22,7 @@
 
 #include <marg/marg.hpp>
 
+#include "dlpack_exchange.hpp"
 #include "module.hpp"
 
 namespace nb = nanobind;
@@ -38,12 +39,48 @@ constexpr int max_dims = 32;
 /// Where an array came from: the result is handed back in the same framework.
 enum class framework { numpy, torch, jax, cupy };
 
-framework framework_of(nb::handle o) {
+/// What an array's type tells: its framework and, for torch tensors whose
+/// type publishes DLPack's C exchange API with the functions used here, that
+/// table.
+struct type_info {
+  framework f = framework::numpy;
+  const dlpack_exchange::api* exchange = nullptr;
+};
+
+/// The exchange API of a type: its `__dlpack_c_exchange_api__` capsule's
+/// table of major version 1 (walking older tables), or null.
+const dlpack_exchange::api* exchange_api_of(PyTypeObject* t) {
+  PyObject* cap =
+      PyObject_GetAttrString(reinterpret_cast<PyObject*>(t), "__dlpack_c_exchange_api__");
+  if (!cap) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  const void* table = PyCapsule_IsValid(cap, "dlpack_exchange_api")
+                          ? PyCapsule_GetPointer(cap, "dlpack_exchange_api")
+                          : nullptr;
+  Py_DECREF(cap);  // the table lives as long as the process (dlpack.h)
+  const auto* h = static_cast<const dlpack_exchange::api_header*>(table);
+  while (h && h->ver.major > 1) h = h->prev_api;
+  if (!h || h->ver.major != 1) return nullptr;
+  const auto* x = reinterpret_cast<const dlpack_exchange::api*>(h);
+  return x->managed_tensor_allocator && x->managed_tensor_to_py_object_no_sync &&
+                 x->dltensor_from_py_object_no_sync && x->current_work_stream
+             ? x
+             : nullptr;
+}
+
+/// Whether torch tensors go through the exchange API where torch publishes
+/// it (marg._core._set_dlpack_exchange turns it off, so that tests cover the
+/// path for older torch).
+bool use_exchange_api = true;
+
+type_info info_of(nb::handle o) {
   // keyed by type, read and written under the GIL; the last type seen is
   // compared first, since a call's operands are mostly of one type
-  static std::unordered_map<PyTypeObject*, framework> cache;
+  static std::unordered_map<PyTypeObject*, type_info> cache;
   static PyTypeObject* last_type = nullptr;
-  static framework last = framework::numpy;
+  static type_info last;
   PyTypeObject* t = Py_TYPE(o.ptr());
   if (t == last_type) return last;
   if (auto it = cache.find(t); it != cache.end()) {
@@ -53,17 +90,23 @@ framework framework_of(nb::handle o) {
   }
   nb::object mod = nb::handle(reinterpret_cast<PyObject*>(t)).attr("__module__");
   std::string name = nb::isinstance<nb::str>(mod) ? nb::cast<std::string>(mod) : "";
-  framework f = framework::numpy;  // numpy and other buffer-protocol objects
-  if (name.rfind("torch", 0) == 0)
-    f = framework::torch;
-  else if (name.rfind("jax", 0) == 0)
-    f = framework::jax;
-  else if (name.rfind("cupy", 0) == 0)
-    f = framework::cupy;
-  cache.emplace(t, f);
+  type_info info;  // numpy and other buffer-protocol objects
+  if (name.rfind("torch", 0) == 0) {
+    info.f = framework::torch;
+    info.exchange = exchange_api_of(t);
+  } else if (name.rfind("jax", 0) == 0) {
+    info.f = framework::jax;
+  } else if (name.rfind("cupy", 0) == 0) {
+    info.f = framework::cupy;
+  }
+  cache.emplace(t, info);
   last_type = t;
-  last = f;
-  return f;
+  last = info;
+  return info;
+}
+
+framework framework_of(nb::handle o) {
+  return info_of(o).f;
 }
 
 bool is_cuda(int device_type) {
@@ -172,28 +215,93 @@ nb::object call_method(nb::handle self, nb::handle name, const nb::object* extra
   return nb::steal(r);
 }
 
+/// Refuses a torch tensor that requires grad: marg.convolve does not record
+/// an autograd graph.
+void refuse_grad(const char* function, const char* name, nb::handle t) {
+  if (nb::cast<bool>(t.attr(torch_api::get().requires_grad)))
+    throw nb::value_error(
+        (std::string(function) + ": " + name +
+         " requires grad: marg.torch.convolve differentiates, or pass a detached tensor")
+            .c_str());
+}
+
+[[noreturn]] void refuse_layout(const char* function, const char* name) {
+  throw nb::value_error(
+      (std::string(function) + ": " + name + " must be a dense tensor in host or CUDA memory")
+          .c_str());
+}
+
 /// A torch tensor as an operand: refused when it requires grad, then
 /// imported from to_dlpack's capsule (else through DLPack as any array) into
 /// `keep`, which holds it for the call, and checked as describe() checks.
 template <class Array>
 operand describe_torch(const char* function, const char* name, nb::handle t, Array& keep) {
+  refuse_grad(function, name, t);
   torch_api& api = torch_api::get();
-  if (nb::cast<bool>(t.attr(api.requires_grad)))
-    throw nb::value_error(
-        (std::string(function) + ": " + name +
-         " requires grad: marg.torch.convolve differentiates, or pass a detached tensor")
-            .c_str());
   nb::object capsule;
   if (api.to_dlpack.is_valid()) {
     capsule = nb::steal(PyObject_CallOneArg(api.to_dlpack.ptr(), t.ptr()));
     if (!capsule.is_valid()) PyErr_Clear();  // a layout DLPack lacks: refused below
   }
   if (!nb::try_cast(capsule.is_valid() ? nb::handle(capsule) : t, keep, false))
-    throw nb::value_error(
-        (std::string(function) + ": " + name + " must be a dense tensor in host or CUDA memory")
-            .c_str());
+    refuse_layout(function, name);
   return describe(function, name, keep);
 }
+
+/// A DLTensor seen through the accessors describe() reads.
+struct dl_view {
+  const nb::dlpack::dltensor& t;
+  std::size_t ndim() const { return static_cast<std::size_t>(t.ndim); }
+  nb::dlpack::dtype dtype() const { return t.dtype; }
+  const void* data() const { return static_cast<const char*>(t.data) + t.byte_offset; }
+  std::size_t shape(std::size_t i) const { return static_cast<std::size_t>(t.shape[i]); }
+  /// in elements; dlpack.h's null strides mean a C-contiguous array
+  std::int64_t stride(std::size_t i) const {
+    if (t.strides) return t.strides[i];
+    std::int64_t s = 1;
+    for (std::size_t j = i + 1; j < ndim(); ++j) s *= t.shape[j];
+    return s;
+  }
+  std::size_t size() const {
+    std::size_t n = 1;
+    for (std::size_t i = 0; i < ndim(); ++i) n *= shape(i);
+    return n;
+  }
+  int device_type() const { return t.device.device_type; }
+  int device_id() const { return t.device.device_id; }
+};
+
+/// A torch tensor as an operand through torch's exchange API: a view that
+/// holds no reference (the caller's argument keeps the tensor alive for the
+/// call), checked as describe() checks.
+operand describe_exchange(const char* function, const char* name, nb::handle t,
+                          const dlpack_exchange::api& x) {
+  refuse_grad(function, name, t);
+  nb::dlpack::dltensor dl;
+  if (x.dltensor_from_py_object_no_sync(t.ptr(), &dl) != 0) {
+    PyErr_Clear();  // sparse, nested or without storage: refused with the library's words
+    refuse_layout(function, name);
+  }
+  return describe(function, name, dl_view{dl});
+}
+
+/// The error a framework's allocator reports through dlpack.h's SetError.
+struct allocator_error {
+  std::string message;
+  static void set(void* ctx, const char* kind, const char* message) {
+    static_cast<allocator_error*>(ctx)->message =
+        std::string(kind ? kind : "allocator") + ": " + (message ? message : "failed");
+  }
+  /// MemoryError for an exhausted device, RuntimeError otherwise
+  [[noreturn]] void raise(const char* function) const {
+    const std::string what = std::string(function) + ": the result's allocation failed (" +
+                             (message.empty() ? "no message" : message) + ")";
+    PyErr_SetString(
+        message.find("out of memory") != std::string::npos ? PyExc_MemoryError : PyExc_RuntimeError,
+        what.c_str());
+    throw nb::python_error();
+  }
+};
 
 /// The batch shape shared by a and b (numpy's broadcasting rules), with each
 /// operand's strides over it (0 along broadcast axes).
@@ -399,14 +507,23 @@ nb::object call(op kind, nb::handle a_obj, nb::handle b_obj, std::int64_t size,
   const char* nbn = kind == op::grad_p
                         ? "q"
                         : (kind == op::grad_q ? "p" : (kind == op::log_convolve ? "b" : "q"));
-  // torch tensors (all operands torch) through to_dlpack (describe_torch);
-  // any other array through DLPack or the buffer protocol
-  const framework f = framework_of(a_obj);
-  const bool torch = f == framework::torch && framework_of(b_obj) == framework::torch &&
-                     (out_obj.is_none() || framework_of(out_obj) == framework::torch);
+  // torch tensors (all operands torch) through torch's C exchange API where
+  // every operand's type publishes the same one, else through to_dlpack
+  // (describe_torch); any other array through DLPack or the buffer protocol
+  const type_info ia = info_of(a_obj), ib = info_of(b_obj);
+  const type_info io = out_obj.is_none() ? ia : info_of(out_obj);
+  const framework f = ia.f;
+  const bool torch = f == framework::torch && ib.f == framework::torch && io.f == framework::torch;
+  const dlpack_exchange::api* x = torch && use_exchange_api && ia.exchange &&
+                                          ib.exchange == ia.exchange && io.exchange == ia.exchange
+                                      ? ia.exchange
+                                      : nullptr;
   any_array a_arr, b_arr;  // keep the imported arrays alive during the call
   operand a, b;
-  if (torch) {
+  if (x) {
+    a = describe_exchange(fn, na, a_obj, *x);
+    b = describe_exchange(fn, nbn, b_obj, *x);
+  } else if (torch) {
     a = describe_torch(fn, na, a_obj, a_arr);
     b = describe_torch(fn, nbn, b_obj, b_arr);
   } else {
@@ -455,12 +572,23 @@ nb::object call(op kind, nb::handle a_obj, nb::handle b_obj, std::int64_t size,
   const bool cuda = is_cuda(a.device_type);
   // torch's CUDA work goes on torch's current stream of the tensors' device
   std::optional<marg::stream_view> producer;
-  if (torch && cuda) producer = marg::stream_view(torch_api::get().current_stream(a.device_id));
+  if (torch && cuda) {
+    void* stream = nullptr;
+    if (x) {
+      if (x->current_work_stream(a.device_type, a.device_id, &stream) != 0)
+        throw nb::python_error();
+    } else {
+      stream = torch_api::get().current_stream(a.device_id);
+    }
+    producer = marg::stream_view(stream);
+  }
 
   if (!out_obj.is_none()) {
     operand o;
     any_out o_arr;
-    if (torch) {
+    if (x) {
+      o = describe_exchange(fn, "out", out_obj, *x);
+    } else if (torch) {
       o = describe_torch(fn, "out", out_obj, o_arr);
     } else {
       if (!nb::try_cast(out_obj, o_arr, false))
@@ -486,6 +614,33 @@ nb::object call(op kind, nb::handle a_obj, nb::handle b_obj, std::int64_t size,
     st *= l.shape[i];
   }
   shape[l.ndim] = static_cast<std::size_t>(len);
+  if (x) {
+    // torch's allocator (stream-ordered on torch's current stream of the
+    // device), called from C: at::empty of the prototype's shape
+    std::int64_t dims[max_dims + 1];
+    for (int i = 0; i <= l.ndim; ++i) dims[i] = static_cast<std::int64_t>(shape[i]);
+    nb::dlpack::dltensor proto;
+    proto.device = {a.device_type, a.device_id};
+    proto.ndim = l.ndim + 1;
+    proto.dtype = a.f32 ? nb::dtype<float>() : nb::dtype<double>();
+    proto.shape = dims;
+    allocator_error error;
+    dlpack_exchange::managed_tensor* mt = nullptr;
+    if (x->managed_tensor_allocator(&proto, &mt, &error, allocator_error::set) != 0 || !mt)
+      error.raise(fn);
+    // the layout the allocator chose (at::empty's is contiguous)
+    const dl_view v{mt->dl_tensor};
+    void* out = const_cast<void*>(v.data());
+    const std::int64_t incr = v.stride(static_cast<std::size_t>(l.ndim));
+    for (int i = 0; i < l.ndim; ++i)
+      l.sr[i] = l.shape[i] == 1 ? 0 : v.stride(static_cast<std::size_t>(i));
+    // the tensor owns the block from here on, also when compute throws
+    void* py = nullptr;
+    if (x->managed_tensor_to_py_object_no_sync(mt, &py) != 0) throw nb::python_error();
+    nb::object result = nb::steal(static_cast<PyObject*>(py));
+    compute(kind, m, n, a, b, l, out, incr, cuda, producer);
+    return result;
+  }
   if (torch) {
     // torch's allocator (stream-ordered on torch's stream): a contiguous
     // tensor of a's dtype and device, so only its address is read
@@ -639,6 +794,21 @@ void bind_numeric(nb::module_& m) {
       "marg.convolve does. With wait=True the final wait is inside the timed region; with "
       "wait=False the clock stops when the last call is issued and the wait follows, so the "
       "time is the host's time to issue the calls.");
+  m.def(
+      "_set_dlpack_exchange",
+      [](bool enabled) {
+        const bool was = use_exchange_api;
+        use_exchange_api = enabled;
+        return was;
+      },
+      "enabled"_a,
+      "Whether torch tensors go through torch's DLPack C exchange API where torch publishes it "
+      "(the default) or through torch.utils.dlpack.to_dlpack and Tensor.new_empty, as for torch "
+      "before 2.10; returns the previous setting. For tests and benchmarks.");
+  m.def(
+      "_dlpack_exchange_available",
+      [](nb::handle tensor) { return info_of(tensor).exchange != nullptr; }, "tensor"_a,
+      "Whether the array's type publishes a DLPack C exchange API that marg uses.");
   m.def(
       "_data_ptr",
       [](nb::handle x) {
