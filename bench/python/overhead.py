@@ -80,8 +80,10 @@ def burst_out(conv, p, q, out, k):
     return timed(loop)
 
 
-def measure(p, q, out, rounds, k, stream=None, sync=None):
-    """Seconds per call of each of CALLS, one value per round."""
+def measure(p, q, out, rounds, k, stream=None, sync=None, result=False):
+    """Seconds per call of each of CALLS (and, with `result`, of making and
+    releasing a new torch tensor as marg.convolve makes its result through
+    torch's DLPack C exchange API), one value per round."""
     cpp_time = marg._core._time_cpp_convolve_arrays
     conv = marg.convolve
     bursts = {
@@ -89,10 +91,13 @@ def measure(p, q, out, rounds, k, stream=None, sync=None):
         "py": lambda: burst_py(conv, p, q, k),
         "out": lambda: burst_out(conv, p, q, out, k),
     }
-    times = {c: [] for c in CALLS}
+    if result:
+        bursts["result"] = lambda: timed(lambda: marg._core._time_dlpack_exchange_result(out, k))
+    calls = list(bursts)
+    times = {c: [] for c in calls}
     for r in range(-1, rounds):  # round -1 warms up and is not kept
-        for j in range(len(CALLS)):
-            c = CALLS[(r + j) % len(CALLS)]
+        for j in range(len(calls)):
+            c = calls[(r + j) % len(calls)]
             t = bursts[c]()
             if sync:
                 sync()  # after the timed region, before the next burst
@@ -102,7 +107,7 @@ def measure(p, q, out, rounds, k, stream=None, sync=None):
 
 
 def summarize(kind, n, times):
-    med = {c: statistics.median(times[c]) for c in CALLS}
+    med = {c: statistics.median(t) for c, t in times.items()}
     row = {"arrays": kind, "n": n, **med}
     for c in ("py", "out"):
         d = [a - b for a, b in zip(times[c], times["cpp"])]
@@ -141,7 +146,8 @@ def run(args):
             for use in paths:
                 was = marg._core._set_dlpack_exchange(use)
                 try:
-                    times = measure(p, q, out, args.rounds, args.burst, stream, sync)
+                    times = measure(p, q, out, args.rounds, args.burst, stream, sync,
+                                    result=use and exchange)
                 finally:
                     marg._core._set_dlpack_exchange(was)
                 label = f"torch {dev}" + ("" if use else " (to_dlpack)")
@@ -160,7 +166,8 @@ def iqr(r):
 
 def cells(row):
     return [us(row["cpp"]), us(row["py"]), us(row["d_py"]), iqr(row.get("iqr_py")),
-            us(row["out"]), us(row["d_out"]), iqr(row.get("iqr_out"))]
+            us(row["out"]), us(row["d_out"]), iqr(row.get("iqr_out")),
+            us(row["result"]) if row.get("result") is not None else ""]
 
 
 def main():
@@ -193,9 +200,11 @@ def main():
     print("backend: cpu for host arrays, automatic (CUDA) for CUDA tensors on torch's current "
           f"stream; microseconds per call, median of {args.rounds} interleaved rounds of "
           f"{args.burst} calls each (host time to issue them); overhead: median of the "
-          "per-round differences from the C++ call, with their interquartile range")
+          "per-round differences from the C++ call, with their interquartile range; new torch "
+          "result: making and releasing one torch tensor of the result's shape as marg.convolve "
+          "makes it (torch's allocator through its DLPack C exchange API), timed in C++")
     head = ["C++ marg::convolve", "marg.convolve", "overhead", "overhead IQR", "with out=",
-            "overhead", "overhead IQR"]
+            "overhead", "overhead IQR", "new torch result"]
     if procs is None:
         print("| arrays | m = n | " + " | ".join(head) + " |")
         print("|---" * (2 + len(head)) + "|")
@@ -209,7 +218,7 @@ def main():
         for k, row in enumerate(group, 1):
             print(f"| {row['arrays']} | {row['n']} | {k} | " + " | ".join(cells(row)) + " |")
         med = {c: statistics.median(r[c] for r in group)
-               for c in ("cpp", "py", "d_py", "out", "d_out")}
+               for c in ("cpp", "py", "d_py", "out", "d_out", "result") if c in group[0]}
         print(f"| {group[0]['arrays']} | {group[0]['n']} | median | " + " | ".join(cells(med))
               + " |")
 

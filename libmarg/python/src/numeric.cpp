@@ -810,6 +810,37 @@ void bind_numeric(nb::module_& m) {
       [](nb::handle tensor) { return info_of(tensor).exchange != nullptr; }, "tensor"_a,
       "Whether the array's type publishes a DLPack C exchange API that marg uses.");
   m.def(
+      "_time_dlpack_exchange_result",
+      [](nb::handle like, int calls) {
+        // the part of marg.convolve that makes a new torch result, timed
+        // alone for bench/python/overhead.py: torch's allocator and tensor
+        // object through the exchange API, then the tensor's release
+        const dlpack_exchange::api* x = info_of(like).exchange;
+        if (!x)
+          throw nb::value_error("_time_dlpack_exchange_result: no exchange API for this type");
+        if (calls < 1) throw nb::value_error("_time_dlpack_exchange_result: calls must be >= 1");
+        nb::dlpack::dltensor proto;
+        if (x->dltensor_from_py_object_no_sync(like.ptr(), &proto) != 0) throw nb::python_error();
+        const auto once = [&] {
+          allocator_error error;
+          dlpack_exchange::managed_tensor* mt = nullptr;
+          if (x->managed_tensor_allocator(&proto, &mt, &error, allocator_error::set) != 0 || !mt)
+            error.raise("_time_dlpack_exchange_result");
+          void* py = nullptr;
+          if (x->managed_tensor_to_py_object_no_sync(mt, &py) != 0) throw nb::python_error();
+          Py_DECREF(static_cast<PyObject*>(py));
+        };
+        once();
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < calls; ++i) once();
+        const auto t1 = std::chrono::steady_clock::now();
+        return std::chrono::duration<double>(t1 - t0).count() / calls;
+      },
+      "like"_a, "calls"_a,
+      "Seconds per new torch tensor shaped like `like`, made as marg.convolve makes a result "
+      "through torch's DLPack C exchange API (allocation and tensor object) and released at "
+      "once, timed in C++ over `calls` tensors after one untimed one.");
+  m.def(
       "_data_ptr",
       [](nb::handle x) {
         any_array a;
