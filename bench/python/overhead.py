@@ -8,6 +8,9 @@ marg.convolve(p, q) and marg.convolve(p, q, out=out). Where torch publishes
 its DLPack C exchange API (torch >= 2.10), through which marg takes torch
 tensors, a second row per size gives the path of older torch
 (torch.utils.dlpack.to_dlpack and Tensor.new_empty), labelled "(to_dlpack)".
+The exchange rows also time, in the same rounds, making and releasing one
+torch tensor of the result's shape as marg.convolve makes it (C++), and
+torch's own p + q from Python, for scale.
 
 After one untimed warm-up round, --rounds interleaved rounds each time one
 burst of --burst calls of each of the three, in an order that rotates from
@@ -34,6 +37,7 @@ import argparse
 import gc
 import itertools
 import json
+import operator
 import os
 import statistics
 import subprocess
@@ -83,7 +87,8 @@ def burst_out(conv, p, q, out, k):
 def measure(p, q, out, rounds, k, stream=None, sync=None, result=False):
     """Seconds per call of each of CALLS (and, with `result`, of making and
     releasing a new torch tensor as marg.convolve makes its result through
-    torch's DLPack C exchange API), one value per round."""
+    torch's DLPack C exchange API, and of torch's own p + q for scale), one
+    value per round."""
     cpp_time = marg._core._time_cpp_convolve_arrays
     conv = marg.convolve
     bursts = {
@@ -93,6 +98,7 @@ def measure(p, q, out, rounds, k, stream=None, sync=None, result=False):
     }
     if result:
         bursts["result"] = lambda: timed(lambda: marg._core._time_dlpack_exchange_result(out, k))
+        bursts["add"] = lambda: burst_py(operator.add, p, q, k)
     calls = list(bursts)
     times = {c: [] for c in calls}
     for r in range(-1, rounds):  # round -1 warms up and is not kept
@@ -167,7 +173,8 @@ def iqr(r):
 def cells(row):
     return [us(row["cpp"]), us(row["py"]), us(row["d_py"]), iqr(row.get("iqr_py")),
             us(row["out"]), us(row["d_out"]), iqr(row.get("iqr_out")),
-            us(row["result"]) if row.get("result") is not None else ""]
+            us(row["result"]) if row.get("result") is not None else "",
+            us(row["add"]) if row.get("add") is not None else ""]
 
 
 def main():
@@ -202,9 +209,10 @@ def main():
           f"{args.burst} calls each (host time to issue them); overhead: median of the "
           "per-round differences from the C++ call, with their interquartile range; new torch "
           "result: making and releasing one torch tensor of the result's shape as marg.convolve "
-          "makes it (torch's allocator through its DLPack C exchange API), timed in C++")
+          "makes it (torch's allocator through its DLPack C exchange API), timed in C++; torch "
+          "p + q: torch's own addition of the two operands into a new tensor, from Python")
     head = ["C++ marg::convolve", "marg.convolve", "overhead", "overhead IQR", "with out=",
-            "overhead", "overhead IQR", "new torch result"]
+            "overhead", "overhead IQR", "new torch result", "torch p + q"]
     if procs is None:
         print("| arrays | m = n | " + " | ".join(head) + " |")
         print("|---" * (2 + len(head)) + "|")
@@ -218,7 +226,7 @@ def main():
         for k, row in enumerate(group, 1):
             print(f"| {row['arrays']} | {row['n']} | {k} | " + " | ".join(cells(row)) + " |")
         med = {c: statistics.median(r[c] for r in group)
-               for c in ("cpp", "py", "d_py", "out", "d_out", "result") if c in group[0]}
+               for c in ("cpp", "py", "d_py", "out", "d_out", "result", "add") if c in group[0]}
         print(f"| {group[0]['arrays']} | {group[0]['n']} | median | " + " | ".join(cells(med))
               + " |")
 

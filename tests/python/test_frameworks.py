@@ -122,6 +122,35 @@ def test_torch_streams_and_refusals(rng, device, torch_path):
     np.testing.assert_allclose(marg.convolve(ps, q).cpu().numpy(), ref2, rtol=1e-13)
 
 
+def test_torch_cuda_graph(rng, torch_path):
+    """marg.convolve captured in a torch.cuda.graph replays on new inputs: its
+    result comes from torch's allocator, which gives the capture's result a
+    block that stays the graph's."""
+    torch = need("torch")
+    if "cuda" not in cuda_devices():
+        pytest.skip("CUDA tests need MARG_TEST_CUDA=1 (scripts/gpu-check sets it)")
+    p = torch.tensor(random_pmf(rng, 40, (3,)), device="cuda")
+    q = torch.tensor(random_pmf(rng, 30, (1,)), device="cuda")
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up off the default stream, as torch asks
+        for _ in range(3):
+            marg.convolve(p, q)
+    torch.cuda.current_stream().wait_stream(side)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        r = marg.convolve(p, q)
+        r2 = r * 2.0
+    for scale in (0.5, 3.0):
+        p.mul_(scale)
+        g.replay()
+        torch.cuda.synchronize()
+        pc, qc = p.cpu().numpy(), q.cpu().numpy()[0]
+        ref = np.stack([np.convolve(pc[b], qc) for b in range(3)])
+        np.testing.assert_allclose(r.cpu().numpy(), ref, rtol=1e-13)
+        np.testing.assert_allclose(r2.cpu().numpy(), 2.0 * ref, rtol=1e-13)
+
+
 def test_torch_autograd_gradcheck(rng, device, torch_path):
     torch = need("torch")
     import marg.torch as mt
