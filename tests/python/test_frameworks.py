@@ -151,6 +151,29 @@ def test_torch_cuda_graph(rng, torch_path):
         np.testing.assert_allclose(r2.cpu().numpy(), 2.0 * ref, rtol=1e-13)
 
 
+def test_torch_out_of_memory(rng, torch_path):
+    """A result torch's allocator cannot give raises torch's own
+    OutOfMemoryError, and the next call works."""
+    torch = need("torch")
+    if "cuda" not in cuda_devices():
+        pytest.skip("CUDA tests need MARG_TEST_CUDA=1 (scripts/gpu-check sets it)")
+    p = torch.tensor(random_pmf(rng, 1024, (2048,)), device="cuda")  # 16 MiB
+    q = torch.tensor(random_pmf(rng, 1024, (1,)), device="cuda")
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+    total = torch.cuda.get_device_properties(0).total_memory
+    # room for 8 MiB more than torch holds now; the result needs 32 MiB
+    torch.cuda.set_per_process_memory_fraction((torch.cuda.memory_reserved() + (8 << 20)) / total)
+    try:
+        with pytest.raises(torch.OutOfMemoryError):
+            marg.convolve(p, q)
+    finally:
+        torch.cuda.set_per_process_memory_fraction(1.0)
+    r = marg.convolve(p[:2], q)
+    ref = np.stack([np.convolve(p[b].cpu().numpy(), q[0].cpu().numpy()) for b in range(2)])
+    np.testing.assert_allclose(r.cpu().numpy(), ref, rtol=1e-12)
+
+
 def test_torch_autograd_gradcheck(rng, device, torch_path):
     torch = need("torch")
     import marg.torch as mt

@@ -167,6 +167,9 @@ operand describe(const char* function, const char* name, const Array& a) {
 /// it may outlive the interpreter.
 struct torch_api {
   nb::object to_dlpack, raw_stream;
+  /// torch.OutOfMemoryError (torch.cuda.OutOfMemoryError before torch 2.5),
+  /// which torch's allocator raises when it is exhausted
+  nb::object out_of_memory;
   nb::str requires_grad = intern("requires_grad"), data_ptr = intern("data_ptr"),
           new_empty = intern("new_empty");
   static nb::str intern(const char* name) {
@@ -178,6 +181,10 @@ struct torch_api {
     nb::module_ torch = nb::module_::import_("torch");
     nb::module_ dlpack = nb::module_::import_("torch.utils.dlpack");
     to_dlpack = nb::hasattr(dlpack, "to_dlpack") ? dlpack.attr("to_dlpack") : nb::object();
+    if (nb::hasattr(torch, "OutOfMemoryError"))
+      out_of_memory = torch.attr("OutOfMemoryError");
+    else if (nb::object cuda = torch.attr("cuda"); nb::hasattr(cuda, "OutOfMemoryError"))
+      out_of_memory = cuda.attr("OutOfMemoryError");
     // the current stream's handle as an int, without building a Stream
     // object (torch.cuda.current_stream(d).cuda_stream where it is missing)
     nb::object c = torch.attr("_C");
@@ -292,13 +299,15 @@ struct allocator_error {
     static_cast<allocator_error*>(ctx)->message =
         std::string(kind ? kind : "allocator") + ": " + (message ? message : "failed");
   }
-  /// MemoryError for an exhausted device, RuntimeError otherwise
-  [[noreturn]] void raise(const char* function) const {
+  /// An exhausted device raises `out_of_memory` (MemoryError where it is
+  /// null), anything else RuntimeError
+  [[noreturn]] void raise(const char* function, nb::handle out_of_memory) const {
     const std::string what = std::string(function) + ": the result's allocation failed (" +
                              (message.empty() ? "no message" : message) + ")";
-    PyErr_SetString(
-        message.find("out of memory") != std::string::npos ? PyExc_MemoryError : PyExc_RuntimeError,
-        what.c_str());
+    PyObject* type = PyExc_RuntimeError;
+    if (message.find("out of memory") != std::string::npos)
+      type = out_of_memory.is_valid() ? out_of_memory.ptr() : PyExc_MemoryError;
+    PyErr_SetString(type, what.c_str());
     throw nb::python_error();
   }
 };
@@ -627,7 +636,7 @@ nb::object call(op kind, nb::handle a_obj, nb::handle b_obj, std::int64_t size,
     allocator_error error;
     dlpack_exchange::managed_tensor* mt = nullptr;
     if (x->managed_tensor_allocator(&proto, &mt, &error, allocator_error::set) != 0 || !mt)
-      error.raise(fn);
+      error.raise(fn, torch_api::get().out_of_memory);
     // the layout the allocator chose (at::empty's is contiguous)
     const dl_view v{mt->dl_tensor};
     void* out = const_cast<void*>(v.data());
@@ -825,7 +834,7 @@ void bind_numeric(nb::module_& m) {
           allocator_error error;
           dlpack_exchange::managed_tensor* mt = nullptr;
           if (x->managed_tensor_allocator(&proto, &mt, &error, allocator_error::set) != 0 || !mt)
-            error.raise("_time_dlpack_exchange_result");
+            error.raise("_time_dlpack_exchange_result", torch_api::get().out_of_memory);
           void* py = nullptr;
           if (x->managed_tensor_to_py_object_no_sync(mt, &py) != 0) throw nb::python_error();
           Py_DECREF(static_cast<PyObject*>(py));
