@@ -312,6 +312,27 @@ struct allocator_error {
   }
 };
 
+/// A new array from the framework's allocator through its exchange API, of
+/// `proto`'s dtype, shape and device, as the framework's Python object.
+/// @param data receives its first element's address
+/// @param strides receives its strides in elements (proto.ndim of them)
+nb::object exchange_new(const dlpack_exchange::api& x, nb::dlpack::dltensor& proto,
+                        const char* function, void** data, std::int64_t* strides) {
+  allocator_error error;
+  dlpack_exchange::managed_tensor* mt = nullptr;
+  if (x.managed_tensor_allocator(&proto, &mt, &error, allocator_error::set) != 0 || !mt)
+    error.raise(function, torch_api::get().out_of_memory);
+  // the layout the allocator chose (at::empty's is contiguous), read while
+  // `mt` is still ours
+  const dl_view v{mt->dl_tensor};
+  *data = const_cast<void*>(v.data());
+  for (std::size_t i = 0; i < v.ndim(); ++i) strides[i] = v.stride(i);
+  // the Python object owns the block from here on, also when a later step throws
+  void* py = nullptr;
+  if (x.managed_tensor_to_py_object_no_sync(mt, &py) != 0) throw nb::python_error();
+  return nb::steal(static_cast<PyObject*>(py));
+}
+
 /// The batch shape shared by a and b (numpy's broadcasting rules), with each
 /// operand's strides over it (0 along broadcast axes).
 struct batch_layout {
@@ -633,20 +654,11 @@ nb::object call(op kind, nb::handle a_obj, nb::handle b_obj, std::int64_t size,
     proto.ndim = l.ndim + 1;
     proto.dtype = a.f32 ? nb::dtype<float>() : nb::dtype<double>();
     proto.shape = dims;
-    allocator_error error;
-    dlpack_exchange::managed_tensor* mt = nullptr;
-    if (x->managed_tensor_allocator(&proto, &mt, &error, allocator_error::set) != 0 || !mt)
-      error.raise(fn, torch_api::get().out_of_memory);
-    // the layout the allocator chose (at::empty's is contiguous)
-    const dl_view v{mt->dl_tensor};
-    void* out = const_cast<void*>(v.data());
-    const std::int64_t incr = v.stride(static_cast<std::size_t>(l.ndim));
-    for (int i = 0; i < l.ndim; ++i)
-      l.sr[i] = l.shape[i] == 1 ? 0 : v.stride(static_cast<std::size_t>(i));
-    // the tensor owns the block from here on, also when compute throws
-    void* py = nullptr;
-    if (x->managed_tensor_to_py_object_no_sync(mt, &py) != 0) throw nb::python_error();
-    nb::object result = nb::steal(static_cast<PyObject*>(py));
+    void* out = nullptr;
+    std::int64_t strides[max_dims + 1];
+    nb::object result = exchange_new(*x, proto, fn, &out, strides);
+    const std::int64_t incr = strides[l.ndim];
+    for (int i = 0; i < l.ndim; ++i) l.sr[i] = l.shape[i] == 1 ? 0 : strides[i];
     compute(kind, m, n, a, b, l, out, incr, cuda, producer);
     return result;
   }
@@ -830,14 +842,12 @@ void bind_numeric(nb::module_& m) {
         if (calls < 1) throw nb::value_error("_time_dlpack_exchange_result: calls must be >= 1");
         nb::dlpack::dltensor proto;
         if (x->dltensor_from_py_object_no_sync(like.ptr(), &proto) != 0) throw nb::python_error();
+        std::int64_t strides[max_dims + 1];
+        if (proto.ndim > max_dims + 1)
+          throw nb::value_error("_time_dlpack_exchange_result: too many axes");
         const auto once = [&] {
-          allocator_error error;
-          dlpack_exchange::managed_tensor* mt = nullptr;
-          if (x->managed_tensor_allocator(&proto, &mt, &error, allocator_error::set) != 0 || !mt)
-            error.raise("_time_dlpack_exchange_result", torch_api::get().out_of_memory);
-          void* py = nullptr;
-          if (x->managed_tensor_to_py_object_no_sync(mt, &py) != 0) throw nb::python_error();
-          Py_DECREF(static_cast<PyObject*>(py));
+          void* data = nullptr;
+          exchange_new(*x, proto, "_time_dlpack_exchange_result", &data, strides);
         };
         once();
         const auto t0 = std::chrono::steady_clock::now();
