@@ -73,6 +73,13 @@ def test_torch_zero_copy_and_type(rng, device, torch_path):
     pt = p.t().contiguous().t()
     assert marg._core._data_ptr(pt) == pt.data_ptr()
     np.testing.assert_allclose(marg.convolve(pt, q).cpu().numpy(), ref, rtol=1e-13)
+    # a user's subclass of torch.Tensor is torch's: a torch result
+    class Sub(torch.Tensor):
+        pass
+
+    rs = marg.convolve(p.as_subclass(Sub), q.as_subclass(Sub))
+    assert isinstance(rs, torch.Tensor) and rs.device == p.device
+    np.testing.assert_allclose(rs.cpu().numpy(), ref, rtol=1e-13)
     # an empty batch gives an empty result of the right shape
     r0 = marg.convolve(p[:0], q)
     assert isinstance(r0, torch.Tensor) and r0.shape == (0, 10) and r0.device == p.device

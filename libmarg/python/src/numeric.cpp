@@ -88,16 +88,26 @@ type_info info_of(nb::handle o) {
     last = it->second;
     return last;
   }
-  nb::object mod = nb::handle(reinterpret_cast<PyObject*>(t)).attr("__module__");
-  std::string name = nb::isinstance<nb::str>(mod) ? nb::cast<std::string>(mod) : "";
+  // the first class of the type's method resolution order whose module is a
+  // framework's: a user's subclass of torch.Tensor is torch's
   type_info info;  // numpy and other buffer-protocol objects
-  if (name.rfind("torch", 0) == 0) {
-    info.f = framework::torch;
-    info.exchange = exchange_api_of(t);
-  } else if (name.rfind("jax", 0) == 0) {
-    info.f = framework::jax;
-  } else if (name.rfind("cupy", 0) == 0) {
-    info.f = framework::cupy;
+  const nb::handle type(reinterpret_cast<PyObject*>(t));
+  nb::object mro = nb::getattr(type, "__mro__", nb::none());
+  if (!nb::isinstance<nb::tuple>(mro)) mro = nb::make_tuple(type);
+  for (nb::handle cls : nb::borrow<nb::tuple>(mro)) {
+    nb::object mod = nb::getattr(cls, "__module__", nb::none());
+    const std::string name = nb::isinstance<nb::str>(mod) ? nb::cast<std::string>(mod) : "";
+    if (name.rfind("torch", 0) == 0) {
+      info.f = framework::torch;
+      info.exchange = exchange_api_of(t);
+    } else if (name.rfind("jax", 0) == 0) {
+      info.f = framework::jax;
+    } else if (name.rfind("cupy", 0) == 0) {
+      info.f = framework::cupy;
+    } else if (name.rfind("numpy", 0) != 0) {
+      continue;
+    }
+    break;
   }
   cache.emplace(t, info);
   last_type = t;
