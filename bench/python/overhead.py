@@ -48,8 +48,6 @@ import numpy as np
 
 import marg
 
-CALLS = ("cpp", "py", "out")
-
 
 def timed(loop):
     """Runs loop() (which times itself) with the garbage collector off."""
@@ -85,10 +83,11 @@ def burst_out(conv, p, q, out, k):
 
 
 def measure(p, q, out, rounds, k, stream=None, sync=None, result=False):
-    """Seconds per call of each of CALLS (and, with `result`, of making and
-    releasing a new torch tensor as marg.convolve makes its result through
-    torch's DLPack C exchange API, and of torch's own p + q for scale), one
-    value per round."""
+    """Seconds per call, one value per round, keyed cpp (the C++ loop), py
+    (marg.convolve) and out (with out=); with `result` also result (making
+    and releasing a new torch tensor as marg.convolve makes its result
+    through torch's DLPack C exchange API) and add (torch's own p + q, for
+    scale)."""
     cpp_time = marg._core._time_cpp_convolve_arrays
     conv = marg.convolve
     bursts = {

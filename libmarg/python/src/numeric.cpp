@@ -75,6 +75,7 @@ const dlpack_exchange::api* exchange_api_of(PyTypeObject* t) {
 /// path for older torch).
 bool use_exchange_api = true;
 
+/// The type_info of an array's type, worked out once per type.
 type_info info_of(nb::handle o) {
   // keyed by type, read and written under the GIL; the last type seen is
   // compared first, since a call's operands are mostly of one type
@@ -113,10 +114,6 @@ type_info info_of(nb::handle o) {
   last_type = t;
   last = info;
   return info;
-}
-
-framework framework_of(nb::handle o) {
-  return info_of(o).f;
 }
 
 bool is_cuda(int device_type) {
